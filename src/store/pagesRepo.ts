@@ -1,0 +1,240 @@
+import type { Queryable } from './transaction.ts'
+
+/** A page as stored. Ids are bigint in SQL and strings here (node-postgres returns int8 as text). */
+export interface PageRow {
+  id: string
+  url: string
+  host: string
+  importance: number
+  minCrawlsPerDay: number | null
+  maxCrawlsPerDay: number | null
+  crawls: number
+  intervals: number
+  changes: number
+  firstCrawledAt: Date | null
+  lastCrawledAt: Date | null
+  intervalStartAt: Date | null
+  lastChangedAt: Date | null
+  lastContentHash: string | null
+  estimatorState: unknown
+  estimates: Record<string, number | null>
+  changesPerDay: number | null
+  crawlsPerDay: number | null
+  nextCrawlAt: Date | null
+  leaseId: string | null
+  leasedBy: string | null
+  leaseExpiresAt: Date | null
+}
+
+const PAGE_COLUMNS = `
+  p.id::text AS "id", p.url, p.host, p.importance,
+  p.min_crawls_per_day AS "minCrawlsPerDay", p.max_crawls_per_day AS "maxCrawlsPerDay",
+  p.crawls, p.intervals, p.changes,
+  p.first_crawled_at AS "firstCrawledAt", p.last_crawled_at AS "lastCrawledAt",
+  p.interval_start_at AS "intervalStartAt", p.last_changed_at AS "lastChangedAt",
+  p.last_content_hash AS "lastContentHash",
+  p.estimator_state AS "estimatorState", p.estimates,
+  p.changes_per_day AS "changesPerDay", p.crawls_per_day AS "crawlsPerDay",
+  p.next_crawl_at AS "nextCrawlAt",
+  p.lease_id::text AS "leaseId", p.leased_by AS "leasedBy", p.lease_expires_at AS "leaseExpiresAt"`
+
+/**
+ * Registers the URLs that are not pages yet (importance 1, due now); returns how many were new. Inserts in URL order so two
+ * concurrent batches that register overlapping URLs wait for each other instead of deadlocking.
+ */
+export async function insertMissingPages(
+  q: Queryable,
+  pages: readonly { url: string; host: string }[],
+  nextCrawlAt: Date,
+): Promise<number> {
+  if (pages.length === 0) return 0
+  const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
+  const { rowCount } = await q.query(
+    `INSERT INTO pages (url, host, next_crawl_at)
+     SELECT u.url, u.host, $3::timestamptz
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(url, host, ord)
+     ORDER BY u.ord
+     ON CONFLICT (url) DO NOTHING`,
+    [sorted.map((p) => p.url), sorted.map((p) => p.host), nextCrawlAt],
+  )
+  return rowCount ?? 0
+}
+
+/** Locks the pages with these URLs, in id order (every writer locks in id order: no deadlocks). */
+export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Promise<PageRow[]> {
+  if (urls.length === 0) return []
+  const { rows } = await q.query<PageRow>(
+    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
+    [urls],
+  )
+  return rows
+}
+
+/** Locks the pages with these ids, in id order. */
+export async function lockPagesById(q: Queryable, ids: readonly string[]): Promise<PageRow[]> {
+  if (ids.length === 0) return []
+  const { rows } = await q.query<PageRow>(
+    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE`,
+    [ids],
+  )
+  return rows
+}
+
+/** The state of a page after a batch of observations, written back in one statement. */
+export interface PageIngestUpdate {
+  id: string
+  crawls: number
+  intervals: number
+  changes: number
+  firstCrawledAt: string | null
+  lastCrawledAt: string | null
+  intervalStartAt: string | null
+  lastChangedAt: string | null
+  lastContentHash: string | null
+  estimatorState: unknown
+  estimates: Record<string, number | null>
+  changesPerDay: number | null
+  crawlsPerDay: number | null
+  nextCrawlAt: string | null
+  /** The lease this batch completed on the page, if any: cleared only while it still holds. */
+  completedLeaseId: string | null
+}
+
+export async function writeIngestUpdates(q: Queryable, updates: readonly PageIngestUpdate[]): Promise<void> {
+  if (updates.length === 0) return
+  await q.query(
+    `UPDATE pages p SET
+       crawls = u."crawls", intervals = u."intervals", changes = u."changes",
+       first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
+       interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
+       last_content_hash = u."lastContentHash",
+       estimator_state = u."estimatorState", estimates = u."estimates",
+       changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
+       next_crawl_at = u."nextCrawlAt",
+       lease_id = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_id END,
+       leased_by = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.leased_by END,
+       lease_expires_at = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_expires_at END,
+       updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS u(
+       "id" bigint, "crawls" int, "intervals" int, "changes" int,
+       "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
+       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" jsonb, "estimates" jsonb,
+       "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
+       "completedLeaseId" uuid)
+     WHERE p.id = u."id"`,
+    [JSON.stringify(updates)],
+  )
+}
+
+export interface PageUpsert {
+  url: string
+  host: string
+  importance: number
+  minCrawlsPerDay: number | null
+  maxCrawlsPerDay: number | null
+}
+
+/**
+ * Bulk upsert (PUT semantics: the given attributes replace the stored ones). URL order, as for
+ * registration. New pages are due at `nextCrawlAt`. Returns every touched row and whether it was new.
+ */
+export async function upsertPages(
+  q: Queryable,
+  pages: readonly PageUpsert[],
+  nextCrawlAt: Date,
+): Promise<{ row: PageRow; created: boolean }[]> {
+  if (pages.length === 0) return []
+  const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
+  const { rows } = await q.query<PageRow & { created: boolean }>(
+    `INSERT INTO pages AS p (url, host, importance, min_crawls_per_day, max_crawls_per_day, next_crawl_at)
+     SELECT u.url, u.host, u.importance, u.min, u.max, $6::timestamptz
+     FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[])
+       WITH ORDINALITY AS u(url, host, importance, min, max, ord)
+     ORDER BY u.ord
+     ON CONFLICT (url) DO UPDATE SET
+       importance = excluded.importance,
+       min_crawls_per_day = excluded.min_crawls_per_day,
+       max_crawls_per_day = excluded.max_crawls_per_day,
+       updated_at = now()
+     RETURNING ${PAGE_COLUMNS}, (xmax = 0) AS created`,
+    [
+      sorted.map((p) => p.url),
+      sorted.map((p) => p.host),
+      sorted.map((p) => p.importance),
+      sorted.map((p) => p.minCrawlsPerDay),
+      sorted.map((p) => p.maxCrawlsPerDay),
+      nextCrawlAt,
+    ],
+  )
+  return rows.map(({ created, ...row }) => ({ row, created }))
+}
+
+/** Writes new rates and due times (after an upsert, a settings change or an optimisation). */
+export async function writeSchedules(
+  q: Queryable,
+  schedules: readonly { id: string; changesPerDay: number | null; crawlsPerDay: number | null; nextCrawlAt: string | null }[],
+): Promise<void> {
+  if (schedules.length === 0) return
+  await q.query(
+    `UPDATE pages p SET changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
+       next_crawl_at = u."nextCrawlAt", updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS u("id" bigint, "changesPerDay" double precision,
+       "crawlsPerDay" double precision, "nextCrawlAt" timestamptz)
+     WHERE p.id = u."id"`,
+    [JSON.stringify(schedules)],
+  )
+}
+
+export async function getPageById(q: Queryable, id: string): Promise<PageRow | null> {
+  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.id = $1::bigint`, [id])
+  return rows[0] ?? null
+}
+
+export async function getPageByUrl(q: Queryable, url: string): Promise<PageRow | null> {
+  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = $1`, [url])
+  return rows[0] ?? null
+}
+
+/** Keyset paging by id; `afterId` is the last id of the previous page. */
+export async function listPages(
+  q: Queryable,
+  options: { host: string | null; afterId: string | null; limit: number },
+): Promise<PageRow[]> {
+  const { rows } = await q.query<PageRow>(
+    `SELECT ${PAGE_COLUMNS} FROM pages p
+     WHERE ($1::text IS NULL OR p.host = $1) AND ($2::bigint IS NULL OR p.id > $2::bigint)
+     ORDER BY p.id LIMIT $3`,
+    [options.host, options.afterId, options.limit],
+  )
+  return rows
+}
+
+/** Deletes a page and (by cascade) its history. Returns whether it existed. */
+export async function deletePage(q: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await q.query('DELETE FROM pages WHERE id = $1::bigint', [id])
+  return (rowCount ?? 0) > 0
+}
+
+/** Every page's scheduling inputs, for recomputing rates after a settings change (streamed by id). */
+export async function pageRateInputs(
+  q: Queryable,
+  afterId: string | null,
+  limit: number,
+): Promise<PageRow[]> {
+  return listPages(q, { host: null, afterId, limit })
+}
+
+/** Switches every page's scheduling estimate to another estimator's stored value, clipped. */
+export async function selectScheduledEstimate(
+  q: Queryable,
+  estimator: string,
+  minChangesPerDay: number,
+  maxChangesPerDay: number,
+): Promise<void> {
+  await q.query(
+    `UPDATE pages SET changes_per_day =
+       CASE WHEN estimates ->> $1::text IS NULL THEN NULL
+            ELSE least($3::float8, greatest($2::float8, (estimates ->> $1::text)::float8)) END`,
+    [estimator, minChangesPerDay, maxChangesPerDay],
+  )
+}
