@@ -8,6 +8,8 @@ CREATE TABLE settings (
   value jsonb NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
 );
+-- The row always exists: writers of page state take it FOR SHARE, a settings change FOR UPDATE.
+INSERT INTO settings (id, value) VALUES (true, '{}'::jsonb);
 
 CREATE TABLE hosts (
   host text PRIMARY KEY,
@@ -50,6 +52,7 @@ CREATE TABLE pages (
 CREATE INDEX pages_host_id ON pages (host, id);
 CREATE INDEX pages_due ON pages (next_crawl_at, id) WHERE lease_id IS NULL;
 CREATE INDEX pages_lease ON pages (lease_id) WHERE lease_id IS NOT NULL;
+CREATE INDEX pages_lease_expiry ON pages (lease_expires_at) WHERE lease_id IS NOT NULL;
 
 CREATE TABLE observations (
   page_id bigint NOT NULL REFERENCES pages (id) ON DELETE CASCADE,

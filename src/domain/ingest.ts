@@ -9,10 +9,10 @@ import {
 import type { Random } from '../math/random.ts'
 import { insertMissingPages, lockPagesByUrl, writeIngestUpdates, type PageIngestUpdate, type PageRow } from '../store/pagesRepo.ts'
 import { insertObservations, type ObservationInsert } from '../store/observationsRepo.ts'
-import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
+import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
-import { crawlsPerDayFor, nextCrawlAtMs } from './schedule.ts'
+import { crawlsPerDayFor, lambdaForHost, nextCrawlAtMs } from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
 import { normalizeUrl } from './url.ts'
 
@@ -161,8 +161,8 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
   }
 
   const counts = await withTransaction(deps.pool, async (client) => {
-    const settings = settingsFromStored(await readSettingsDocument(client))
-    const { lambda } = await readOptimizerState(client)
+    const settings = settingsFromStored(await readSettingsDocumentShared(client))
+    const optimizer = await readOptimizerState(client)
     const estimatorSettings = estimatorSettingsOf(settings)
     const result = { accepted: 0, duplicates: 0, late: 0, changesDetected: 0, pagesRegistered: 0 }
     const batchRejected: { index: number; reason: string }[] = []
@@ -257,7 +257,7 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
     const updates: PageIngestUpdate[] = []
     for (const w of work.values()) {
       if (!w.touched && w.completedLeaseId === null) continue
-      updates.push(pageUpdate(w, settings, estimatorSettings, lambda, nowMs, deps.random))
+      updates.push(pageUpdate(w, settings, estimatorSettings, lambdaForHost(optimizer, w.row.host), nowMs, deps.random))
     }
     await writeIngestUpdates(client, updates)
     return { ...result, rejected: batchRejected }

@@ -24,6 +24,12 @@ export function schedulingChangesPerDay(page: RateInputs, settings: Settings): n
   return page.changesPerDay ?? settings.defaultChangesPerDay
 }
 
+/** The multiplier that applies to a host's pages: its own when its cap binds (MATH.md 3.2), else the global one. */
+export function lambdaForHost(state: { lambda: number | null; hostLambdas: Record<string, number> }, host: string): number | null {
+  if (state.lambda === null) return null
+  return state.hostLambdas[host] ?? state.lambda
+}
+
 /**
  * The page's crawl rate from the stored global multiplier λ (MATH.md 3.1, O(1)). Before the first
  * optimisation (λ unknown) a page is crawled at its change rate, within its bounds.
@@ -50,9 +56,8 @@ export function nextCrawlAtMs(options: {
 }): number | null {
   if (options.lastCrawledAtMs === null) return options.nowMs
   if (!(options.crawlsPerDay > 0)) return null
-  const gapDays =
-    options.schedule === 'periodic' ? 1 / options.crawlsPerDay : options.random.exponential(options.crawlsPerDay)
-  return options.lastCrawledAtMs + gapDays * MS_PER_DAY
+  if (options.schedule === 'periodic') return options.lastCrawledAtMs + MS_PER_DAY / options.crawlsPerDay
+  return options.lastCrawledAtMs + options.random.exponential(options.crawlsPerDay) * MS_PER_DAY
 }
 
 /**
@@ -63,4 +68,24 @@ export function expectedPageFreshness(page: RateInputs, settings: Settings, craw
   if (crawlsPerDay === null) return null
   const objective = settings.schedule === 'periodic' ? 'freshness-periodic' : 'freshness'
   return pageFreshness(objective, crawlsPerDay, schedulingChangesPerDay(page, settings))
+}
+
+/**
+ * A page's due time after its rate changed between crawls. Periodic: last crawl + 1/ρ (may be in
+ * the past: due now). Poisson: memoryless, so the rest of the wait is a fresh draw from now, unless
+ * the page is already due. Never crawled: unchanged (due since registration).
+ */
+export function retimedCrawlAtMs(options: {
+  lastCrawledAtMs: number | null
+  nextCrawlAtMs: number | null
+  crawlsPerDay: number
+  schedule: Settings['schedule']
+  nowMs: number
+  random: Random
+}): number | null {
+  if (options.lastCrawledAtMs === null) return options.nextCrawlAtMs ?? options.nowMs
+  if (!(options.crawlsPerDay > 0)) return null
+  if (options.schedule === 'periodic') return options.lastCrawledAtMs + MS_PER_DAY / options.crawlsPerDay
+  if (options.nextCrawlAtMs !== null && options.nextCrawlAtMs <= options.nowMs) return options.nextCrawlAtMs
+  return options.nowMs + options.random.exponential(options.crawlsPerDay) * MS_PER_DAY
 }

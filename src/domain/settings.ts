@@ -12,32 +12,34 @@ export const estimatorNameSchema = z
   .enum(['naive', 'lln', 'sa', 'mle', 'momentMatching', 'choGm', 'lastModified'])
   .describe('The change-rate estimator that drives scheduling (MATH.md section 1).')
 
+const settingsShape = {
+  budgetCrawlsPerDay: z.number().positive().finite().describe('Total crawl budget R, crawls per day.'),
+  objective: z
+    .enum(['freshness', 'freshness-periodic', 'harmonic'])
+    .describe('Optimiser objective (MATH.md 3.1, 3.3, 3.4).'),
+  schedule: z.enum(['periodic', 'poisson']).describe('How nextCrawlAt is drawn from crawlsPerDay.'),
+  estimator: estimatorNameSchema,
+  defaultChangesPerDay: z
+    .number()
+    .positive()
+    .finite()
+    .describe('Prior change rate for pages without an estimate; also y_0 of the SA estimator.'),
+  minCrawlsPerDay: z.number().min(0).finite().describe('Default lower bound (exploration floor) of every page.'),
+  maxCrawlsPerDay: z.number().positive().finite().nullable().describe('Default upper bound; null = none.'),
+  minChangesPerDay: z.number().min(0).finite().describe('Every reported estimate is clipped to at least this.'),
+  maxChangesPerDay: z.number().positive().finite().describe('Every reported estimate is clipped to at most this.'),
+  reoptimizeSeconds: z.number().int().min(10).max(86_400).describe('Period of the automatic optimiser run.'),
+  registerUnknownPages: z
+    .boolean()
+    .describe('Observations for unknown URLs register the page (importance 1); false rejects those items.'),
+  lln: z.object({ alpha: llnAlphaSchema }),
+  sa: z.object({
+    gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (MATH.md 1.3).'),
+  }),
+}
+
 export const settingsSchema = z
-  .object({
-    budgetCrawlsPerDay: z.number().positive().finite().describe('Total crawl budget R, crawls per day.'),
-    objective: z
-      .enum(['freshness', 'freshness-periodic', 'harmonic'])
-      .describe('Optimiser objective (MATH.md 3.1, 3.3, 3.4).'),
-    schedule: z.enum(['periodic', 'poisson']).describe('How nextCrawlAt is drawn from crawlsPerDay.'),
-    estimator: estimatorNameSchema,
-    defaultChangesPerDay: z
-      .number()
-      .positive()
-      .finite()
-      .describe('Prior change rate for pages without an estimate; also y_0 of the SA estimator.'),
-    minCrawlsPerDay: z.number().min(0).finite().describe('Default lower bound (exploration floor) of every page.'),
-    maxCrawlsPerDay: z.number().positive().finite().nullable().describe('Default upper bound; null = none.'),
-    minChangesPerDay: z.number().min(0).finite().describe('Every reported estimate is clipped to at least this.'),
-    maxChangesPerDay: z.number().positive().finite().describe('Every reported estimate is clipped to at most this.'),
-    reoptimizeSeconds: z.number().int().min(10).max(86_400).describe('Period of the automatic optimiser run.'),
-    registerUnknownPages: z
-      .boolean()
-      .describe('Observations for unknown URLs register the page (importance 1); false rejects those items.'),
-    lln: z.object({ alpha: llnAlphaSchema }),
-    sa: z.object({
-      gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (MATH.md 1.3).'),
-    }),
-  })
+  .object(settingsShape)
   .refine((s) => s.maxCrawlsPerDay === null || s.maxCrawlsPerDay >= s.minCrawlsPerDay, {
     message: 'maxCrawlsPerDay must be at least minCrawlsPerDay',
     path: ['maxCrawlsPerDay'],
@@ -73,19 +75,9 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
 /** A PATCH body: any subset of the settings; `lln` and `sa` are merged key by key. */
 export const settingsPatchSchema = z
   .object({
-    budgetCrawlsPerDay: z.number(),
-    objective: z.string(),
-    schedule: z.string(),
-    estimator: z.string(),
-    defaultChangesPerDay: z.number(),
-    minCrawlsPerDay: z.number(),
-    maxCrawlsPerDay: z.number().nullable(),
-    minChangesPerDay: z.number(),
-    maxChangesPerDay: z.number(),
-    reoptimizeSeconds: z.number(),
-    registerUnknownPages: z.boolean(),
-    lln: z.object({ alpha: z.union([z.string(), z.number()]) }).partial(),
-    sa: z.object({ gamma: z.number() }).partial(),
+    ...settingsShape,
+    lln: settingsShape.lln.partial(),
+    sa: settingsShape.sa.partial(),
   })
   .partial()
   .strict()

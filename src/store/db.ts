@@ -65,11 +65,12 @@ async function openEmbedded(dataDir: string | null, logger?: Logger): Promise<Da
   }
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 })
   await server.start()
-  const address = server.server?.address()
-  if (!address || typeof address === 'string') throw new Error('embedded database socket has no TCP address')
+  // After start() the connection string carries the port the OS picked.
+  const port = Number(server.getServerConn().split(':').pop())
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`embedded database socket has no TCP port: ${server.getServerConn()}`)
   const pool = new pg.Pool({
     host: '127.0.0.1',
-    port: address.port,
+    port,
     user: 'postgres',
     database: 'postgres',
     max: 1,

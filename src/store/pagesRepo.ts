@@ -169,17 +169,23 @@ export async function upsertPages(
   return rows.map(({ created, ...row }) => ({ row, created }))
 }
 
-/** Writes new rates and due times (after an upsert, a settings change or an optimisation). */
-export async function writeSchedules(
-  q: Queryable,
-  schedules: readonly { id: string; changesPerDay: number | null; crawlsPerDay: number | null; nextCrawlAt: string | null }[],
-): Promise<void> {
+/** One page's new rates and due time; `estimates` is rewritten only when given. */
+export interface PageSchedule {
+  id: string
+  changesPerDay: number | null
+  crawlsPerDay: number | null
+  nextCrawlAt: string | null
+  estimates?: Record<string, number | null>
+}
+
+/** Writes new rates and due times in one statement (after an upsert, a settings change or an optimisation). */
+export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[]): Promise<void> {
   if (schedules.length === 0) return
   await q.query(
     `UPDATE pages p SET changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
-       next_crawl_at = u."nextCrawlAt", updated_at = now()
+       next_crawl_at = u."nextCrawlAt", estimates = coalesce(u."estimates", p.estimates), updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS u("id" bigint, "changesPerDay" double precision,
-       "crawlsPerDay" double precision, "nextCrawlAt" timestamptz)
+       "crawlsPerDay" double precision, "nextCrawlAt" timestamptz, "estimates" jsonb)
      WHERE p.id = u."id"`,
     [JSON.stringify(schedules)],
   )
@@ -213,28 +219,4 @@ export async function listPages(
 export async function deletePage(q: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await q.query('DELETE FROM pages WHERE id = $1::bigint', [id])
   return (rowCount ?? 0) > 0
-}
-
-/** Every page's scheduling inputs, for recomputing rates after a settings change (streamed by id). */
-export async function pageRateInputs(
-  q: Queryable,
-  afterId: string | null,
-  limit: number,
-): Promise<PageRow[]> {
-  return listPages(q, { host: null, afterId, limit })
-}
-
-/** Switches every page's scheduling estimate to another estimator's stored value, clipped. */
-export async function selectScheduledEstimate(
-  q: Queryable,
-  estimator: string,
-  minChangesPerDay: number,
-  maxChangesPerDay: number,
-): Promise<void> {
-  await q.query(
-    `UPDATE pages SET changes_per_day =
-       CASE WHEN estimates ->> $1::text IS NULL THEN NULL
-            ELSE least($3::float8, greatest($2::float8, (estimates ->> $1::text)::float8)) END`,
-    [estimator, minChangesPerDay, maxChangesPerDay],
-  )
 }

@@ -1,34 +1,39 @@
 import type { Queryable } from './transaction.ts'
 
-/** The stored settings document, or null when none was saved yet (defaults apply). */
-export async function readSettingsDocument(q: Queryable): Promise<unknown | null> {
+/** The stored settings document ({} until the first change: defaults apply). */
+export async function readSettingsDocument(q: Queryable): Promise<unknown> {
   const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id')
-  return rows[0]?.value ?? null
+  return rows[0]?.value ?? {}
 }
 
-/** Reads the settings row FOR UPDATE, so two concurrent PATCHes apply one after the other. */
-export async function lockSettingsDocument(q: Queryable): Promise<unknown | null> {
-  await q.query(`INSERT INTO settings (id, value) VALUES (true, '{}'::jsonb) ON CONFLICT (id) DO NOTHING`)
+/**
+ * Reads the settings FOR SHARE: writers of page state (ingest, optimiser) hold it until they commit,
+ * so a settings change (which takes it FOR UPDATE) never interleaves with them.
+ */
+export async function readSettingsDocumentShared(q: Queryable): Promise<unknown> {
+  const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id FOR SHARE')
+  return rows[0]?.value ?? {}
+}
+
+/** Reads the settings row FOR UPDATE, so two concurrent changes apply one after the other. */
+export async function lockSettingsDocument(q: Queryable): Promise<unknown> {
   const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id FOR UPDATE')
-  return rows[0]?.value ?? null
+  return rows[0]?.value ?? {}
 }
 
 export async function writeSettingsDocument(q: Queryable, value: unknown): Promise<void> {
-  await q.query(
-    `INSERT INTO settings (id, value, updated_at) VALUES (true, $1::jsonb, now())
-     ON CONFLICT (id) DO UPDATE SET value = excluded.value, updated_at = now()`,
-    [JSON.stringify(value)],
-  )
+  await q.query('UPDATE settings SET value = $1::jsonb, updated_at = now() WHERE id', [JSON.stringify(value)])
 }
 
 export interface OptimizerStateRow {
   lambda: number | null
+  hostLambdas: Record<string, number>
   solvedAt: Date | null
 }
 
 export async function readOptimizerState(q: Queryable): Promise<OptimizerStateRow> {
   const { rows } = await q.query<OptimizerStateRow>(
-    'SELECT lambda, solved_at AS "solvedAt" FROM optimizer_state WHERE id',
+    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt" FROM optimizer_state WHERE id',
   )
-  return rows[0] ?? { lambda: null, solvedAt: null }
+  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null }
 }

@@ -1,0 +1,84 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { Logger } from 'pino'
+import type pg from 'pg'
+import type { Clock } from './domain/clock.ts'
+import type { Random } from './math/random.ts'
+import { installAuth } from './http/auth.ts'
+import { installProblemHandlers } from './http/problems.ts'
+import { healthRoutes } from './http/routes/health.ts'
+import { observationsRoutes } from './http/routes/observations.ts'
+import { pagesRoutes } from './http/routes/pages.ts'
+import { settingsRoutes } from './http/routes/settings.ts'
+import { scheduleRoutes } from './http/routes/schedule.ts'
+
+export interface AppDeps {
+  pool: pg.Pool
+  databaseKind: 'postgres' | 'embedded'
+  clock: Clock
+  random: Random
+  /** A pino logger; omit for a silent app (tests). */
+  logger?: Logger
+  maxBatchItems: number
+  bodyLimitBytes: number
+  /** With no API keys configured, requests need no key only when this is true (loopback listener). */
+  loopbackOnly: boolean
+  /** Cache lifetime of API key lookups. */
+  authCacheMs?: number
+}
+
+export const API_VERSION = '1.0.0'
+
+/** Registers plugins and routes. Never listens, never reads the environment (server.ts does). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
+    bodyLimit: deps.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    disableRequestLogging: false,
+  }).withTypeProvider<ZodTypeProvider>()
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+  installProblemHandlers(app)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'recrawl',
+        version: API_VERSION,
+        description:
+          'Crawl scheduler: crawlers report crawls, recrawl learns each page’s change rate online, solves a bandwidth-constrained freshness ' +
+          'optimisation and hands out due pages. Rates are per day; timestamps RFC 3339; errors RFC 9457 problem+json.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+      tags: [
+        { name: 'pages' },
+        { name: 'observations' },
+        { name: 'settings' },
+        { name: 'schedule' },
+        { name: 'optimiser' },
+        { name: 'hosts' },
+        { name: 'operations' },
+      ],
+    },
+    transform: jsonSchemaTransform,
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  installAuth(app, { pool: deps.pool, loopbackOnly: deps.loopbackOnly, cacheMs: deps.authCacheMs ?? 10_000 })
+
+  const ctx = { pool: deps.pool, clock: deps.clock, random: deps.random, maxBatchItems: deps.maxBatchItems }
+  await app.register(healthRoutes, { pool: deps.pool, databaseKind: deps.databaseKind })
+  await app.register(pagesRoutes, ctx)
+  await app.register(observationsRoutes, ctx)
+  await app.register(settingsRoutes, ctx)
+  await app.register(scheduleRoutes, { ...ctx, logger: deps.logger })
+  await app.ready()
+  return app
+}
+

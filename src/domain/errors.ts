@@ -1,0 +1,43 @@
+/**
+ * Failures a use case reports to its caller. The HTTP layer maps each class to one status and a
+ * problem+json body; nothing else decides status codes.
+ */
+export interface FieldProblem {
+  path: string
+  message: string
+}
+
+/** The request names things that cannot be (400). Nothing was changed. */
+export class InvalidInputError extends Error {
+  constructor(
+    message: string,
+    readonly errors: FieldProblem[] = [],
+  ) {
+    super(message)
+    this.name = 'InvalidInputError'
+  }
+}
+
+/** The named resource does not exist (404). */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NotFoundError'
+  }
+}
+
+/** The request conflicts with the current state (409). */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConflictError'
+  }
+}
+
+/** Well-formed but impossible, e.g. a budget below the sum of the lower bounds (422). */
+export class UnprocessableError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'UnprocessableError'
+  }
+}

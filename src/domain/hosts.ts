@@ -1,0 +1,37 @@
+import type pg from 'pg'
+import { deleteHost, getHost, listHosts, upsertHost } from '../store/hostsRepo.ts'
+import { withTransaction } from '../store/transaction.ts'
+import { InvalidInputError, NotFoundError } from './errors.ts'
+
+/** A host name as pages carry it (URL host: lower-case name, optional port). */
+export function normalizeHostName(raw: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(`http://${raw}/`)
+  } catch {
+    throw new InvalidInputError(`${raw} is not a host name`, [{ path: '/params/host', message: 'not a host name' }])
+  }
+  if (parsed.host === '' || parsed.pathname !== '/' || parsed.username || raw.includes('/')) {
+    throw new InvalidInputError(`${raw} is not a host name`, [{ path: '/params/host', message: 'not a host name' }])
+  }
+  return parsed.host
+}
+
+export async function putHostLimits(
+  pool: pg.Pool,
+  rawHost: string,
+  limits: { maxCrawlsPerDay: number | null; minDelaySeconds: number | null },
+) {
+  const host = normalizeHostName(rawHost)
+  await withTransaction(pool, (c) => upsertHost(c, { host, ...limits }))
+  return (await getHost(pool, host))!
+}
+
+export async function removeHostLimits(pool: pg.Pool, rawHost: string): Promise<void> {
+  const host = normalizeHostName(rawHost)
+  if (!(await withTransaction(pool, (c) => deleteHost(c, host)))) throw new NotFoundError(`host ${host} has no limits`)
+}
+
+export async function listHostLimits(pool: pg.Pool) {
+  return { hosts: await listHosts(pool) }
+}

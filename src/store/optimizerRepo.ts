@@ -1,0 +1,113 @@
+import type { Queryable } from './transaction.ts'
+
+/** Key of the advisory lock that makes one replica at a time run the optimiser. */
+export const OPTIMIZER_LOCK_KEY = 7242019002
+
+/** Takes the optimiser lock for this transaction: waits (`wait`) or gives up at once. */
+export async function takeOptimizerLock(q: Queryable, wait: boolean): Promise<boolean> {
+  if (wait) {
+    await q.query('SELECT pg_advisory_xact_lock($1)', [OPTIMIZER_LOCK_KEY])
+    return true
+  }
+  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [OPTIMIZER_LOCK_KEY])
+  return rows[0]?.ok === true
+}
+
+/** One chunk of the optimiser's input, in id order (keyset paging: constant memory per chunk on the server). */
+export interface OptimizerPageChunk {
+  ids: string[]
+  hosts: string[]
+  importance: number[]
+  changesPerDay: (number | null)[]
+  minCrawlsPerDay: (number | null)[]
+  maxCrawlsPerDay: (number | null)[]
+  crawlsPerDay: (number | null)[]
+  lastCrawledAtMs: (number | null)[]
+  nextCrawlAtMs: (number | null)[]
+}
+
+export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
+  const { rows } = await q.query<[string, string, number, number | null, number | null, number | null, number | null, string | null, string | null]>({
+    text: `SELECT id::text, host, importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
+             (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text
+           FROM pages WHERE ($1::bigint IS NULL OR id > $1::bigint) ORDER BY id LIMIT $2`,
+    values: [afterId, limit],
+    rowMode: 'array',
+  })
+  const chunk: OptimizerPageChunk = {
+    ids: [],
+    hosts: [],
+    importance: [],
+    changesPerDay: [],
+    minCrawlsPerDay: [],
+    maxCrawlsPerDay: [],
+    crawlsPerDay: [],
+    lastCrawledAtMs: [],
+    nextCrawlAtMs: [],
+  }
+  for (const r of rows) {
+    chunk.ids.push(r[0])
+    chunk.hosts.push(r[1])
+    chunk.importance.push(r[2])
+    chunk.changesPerDay.push(r[3])
+    chunk.minCrawlsPerDay.push(r[4])
+    chunk.maxCrawlsPerDay.push(r[5])
+    chunk.crawlsPerDay.push(r[6])
+    chunk.lastCrawledAtMs.push(r[7] === null ? null : Number(r[7]))
+    chunk.nextCrawlAtMs.push(r[8] === null ? null : Number(r[8]))
+  }
+  return chunk
+}
+
+/** Writes new rates and due times for the pages whose rate moved (bulk, one statement per chunk). */
+export async function writeRates(q: Queryable, ids: readonly string[], crawlsPerDay: readonly number[], nextCrawlAt: readonly (string | null)[]): Promise<void> {
+  if (ids.length === 0) return
+  await q.query(
+    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = u.next, updated_at = now()
+     FROM unnest($1::bigint[], $2::float8[], $3::timestamptz[]) AS u(id, rate, next)
+     WHERE p.id = u.id`,
+    [ids, crawlsPerDay, nextCrawlAt],
+  )
+}
+
+export async function saveOptimizerState(q: Queryable, state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date }): Promise<void> {
+  await q.query('UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3 WHERE id', [
+    state.lambda,
+    JSON.stringify(state.hostLambdas),
+    state.solvedAt,
+  ])
+}
+
+export interface OptimizerRunRow {
+  id: string
+  startedAt: Date
+  durationMs: number
+  trigger: string
+  objective: string
+  lambda: number | null
+  pages: number
+  pagesCrawled: number
+  budgetCrawlsPerDay: number
+  expectedFreshness: number | null
+  pagesRetimed: number
+}
+
+export async function insertOptimizerRun(q: Queryable, run: Omit<OptimizerRunRow, 'id'>): Promise<void> {
+  await q.query(
+    `INSERT INTO optimizer_runs (started_at, duration_ms, trigger, objective, lambda, pages, pages_crawled,
+       budget_crawls_per_day, expected_freshness, pages_retimed)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [run.startedAt, run.durationMs, run.trigger, run.objective, run.lambda, run.pages, run.pagesCrawled, run.budgetCrawlsPerDay, run.expectedFreshness, run.pagesRetimed],
+  )
+}
+
+export async function recentOptimizerRuns(q: Queryable, limit: number): Promise<OptimizerRunRow[]> {
+  const { rows } = await q.query<OptimizerRunRow>(
+    `SELECT id::text AS id, started_at AS "startedAt", duration_ms AS "durationMs", trigger, objective, lambda, pages,
+       pages_crawled AS "pagesCrawled", budget_crawls_per_day AS "budgetCrawlsPerDay",
+       expected_freshness AS "expectedFreshness", pages_retimed AS "pagesRetimed"
+     FROM optimizer_runs ORDER BY id DESC LIMIT $1`,
+    [limit],
+  )
+  return rows
+}
