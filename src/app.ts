@@ -11,7 +11,7 @@ import { installProblemHandlers } from './http/problems.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { observationsRoutes } from './http/routes/observations.ts'
 import { pagesRoutes } from './http/routes/pages.ts'
-import { settingsRoutes } from './http/routes/settings.ts'
+import { clockRoutes, settingsRoutes } from './http/routes/settings.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
 
 export interface AppDeps {
@@ -77,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(pagesRoutes, ctx)
   await app.register(observationsRoutes, ctx)
   await app.register(settingsRoutes, ctx)
+  if (deps.clock.advanceTo) await app.register(clockRoutes, ctx)
   await app.register(scheduleRoutes, { ...ctx, logger: deps.logger })
   await app.ready()
   return app

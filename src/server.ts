@@ -3,8 +3,9 @@ import pino, { type Logger } from 'pino'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { activeKeyCount } from './domain/apiKeys.ts'
-import { systemClock } from './domain/clock.ts'
+import { simulatedClock, systemClock, type Clock } from './domain/clock.ts'
 import { isLoopbackHost } from './http/auth.ts'
+import { startOptimizerLoop } from './domain/optimizerLoop.ts'
 import { createRandom } from './math/random.ts'
 import { openDatabase, type Database } from './store/db.ts'
 import { migrate } from './store/migrate.ts'
@@ -44,20 +45,27 @@ export async function startServer(config: Config): Promise<void> {
     logger.info({ keys }, 'API keys required (Authorization: Bearer <key>)')
   }
 
+  const random = createRandom(Date.now() >>> 0)
+  // Simulated time starts at the epoch: pages registered before the first report are due at once.
+  const clock: Clock = config.simulatedClock ? simulatedClock(0) : systemClock
+  if (config.simulatedClock) logger.warn('SIMULATED_CLOCK=true: scheduling time follows reported crawl times and PUT /v1/clock (testing only)')
   const app = await buildApp({
     pool: db.pool,
     databaseKind: db.kind,
-    clock: systemClock,
-    random: createRandom(Date.now() >>> 0),
+    clock,
+    random,
     logger,
     maxBatchItems: config.maxBatchItems,
     bodyLimitBytes: config.bodyLimitBytes,
     loopbackOnly,
   })
 
+  const optimizerLoop = startOptimizerLoop({ pool: db.pool, clock, random, logger })
+
   closeWithGrace({ delay: config.shutdownGraceSeconds * 1000, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'closing after an error')
     else logger.info({ signal }, 'closing')
+    await optimizerLoop.stop()
     await app.close()
     await db.close()
   })

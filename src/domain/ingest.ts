@@ -142,6 +142,12 @@ interface PageWork {
  * Returns only after COMMIT, so every accepted item is durable.
  */
 export async function ingestObservations(deps: IngestDeps, items: readonly ObservationItem[]): Promise<IngestResult> {
+  if (deps.clock.advanceTo) {
+    // Simulated time follows the crawlers: the latest reported crawl is "now".
+    let latest = Number.NEGATIVE_INFINITY
+    for (const item of items) latest = Math.max(latest, parseTimestampMs(item.crawledAt) ?? Number.NEGATIVE_INFINITY)
+    deps.clock.advanceTo(latest)
+  }
   const nowMs = deps.clock.nowMs()
   const rejected: { index: number; reason: string }[] = []
   const valid: ValidItem[] = []

@@ -1,0 +1,103 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+
+let t: TestApp
+before(async () => {
+  t = await startTestApp()
+})
+after(async () => {
+  await t?.close()
+})
+
+const lease = (body: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/leases', payload: body })
+type Leased = { leaseId: string; expiresAt: string; pages: { id: string; url: string; host: string; dueAt: string }[] }
+
+describe('leases', () => {
+  it('16 concurrent workers drain 2,000 due pages: each handed out exactly once', async () => {
+    const urls = Array.from({ length: 2000 }, (_, i) => `https://h${i % 40}.drain.example/p${i}`)
+    for (let i = 0; i < urls.length; i += 1000) {
+      const res = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: urls.slice(i, i + 1000).map((url) => ({ url })) } })
+      assert.equal(res.statusCode, 200)
+    }
+    const handed = new Map<string, number>()
+    const worker = async (w: number) => {
+      for (;;) {
+        const res = await lease({ worker: `w${w}`, limit: 25, leaseSeconds: 600 })
+        assert.equal(res.statusCode, 200, res.body)
+        const grant = res.json() as Leased
+        if (grant.pages.length === 0) return
+        for (const p of grant.pages) handed.set(p.url, (handed.get(p.url) ?? 0) + 1)
+        const done = await t.app.inject({
+          method: 'POST',
+          url: '/v1/observations',
+          payload: { observations: grant.pages.map((p) => ({ url: p.url, crawledAt: iso(T0), contentHash: 'x', leaseId: grant.leaseId })) },
+        })
+        assert.equal(done.json().accepted, grant.pages.length)
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)))
+    assert.equal(handed.size, urls.length)
+    assert.ok([...handed.values()].every((n) => n === 1), 'a page was handed out twice')
+    const leased = await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE lease_id IS NOT NULL')
+    assert.equal(leased.rows[0].n, 0, 'every lease was completed by its observation')
+    const first = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${urls[0]}` })).json()
+    assert.ok(Date.parse(first.nextCrawlAt) > T0, 'a crawled page is due again only later')
+  })
+
+  it('respects a host’s minimum delay between leased pages', async () => {
+    await t.app.inject({
+      method: 'PUT',
+      url: '/v1/pages',
+      payload: { pages: Array.from({ length: 5 }, (_, i) => ({ url: `https://polite.example/${i}` })) },
+    })
+    const put = await t.app.inject({ method: 'PUT', url: '/v1/hosts/polite.example', payload: { maxCrawlsPerDay: null, minDelaySeconds: 60 } })
+    assert.equal(put.statusCode, 200, put.body)
+    assert.equal(put.json().pages, 5)
+    const a = (await lease({ worker: 'a', limit: 10 })).json() as Leased
+    const b = (await lease({ worker: 'b', limit: 10 })).json() as Leased
+    assert.equal(a.pages.filter((p) => p.host === 'polite.example').length, 1)
+    assert.equal(b.pages.filter((p) => p.host === 'polite.example').length, 0)
+    t.clock.advanceMs(59_000)
+    assert.equal(((await lease({ worker: 'c', limit: 10 })).json() as Leased).pages.length, 0)
+    t.clock.advanceMs(2_000)
+    const d = (await lease({ worker: 'd', limit: 10, hosts: ['polite.example'] })).json() as Leased
+    assert.equal(d.pages.length, 1)
+    assert.notEqual(d.pages[0]!.url, a.pages[0]!.url)
+    const hosts = (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json()
+    assert.deepEqual(hosts.hosts, [{ host: 'polite.example', maxCrawlsPerDay: null, minDelaySeconds: 60, pages: 5 }])
+    assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/hosts/polite.example' })).statusCode, 204)
+    assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/hosts/polite.example' })).statusCode, 404)
+  })
+
+  it('expired leases return their pages; an early release returns them at once', async () => {
+    await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://exp.example/1' }, { url: 'https://exp.example/2' }] } })
+    const g = (await lease({ worker: 'slow', limit: 10, leaseSeconds: 30, hosts: ['exp.example'] })).json() as Leased
+    assert.equal(g.pages.length, 2)
+    const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/${g.pages[0]!.id}` })).json()
+    assert.equal(page.lease.leaseId, g.leaseId)
+    assert.equal(((await lease({ worker: 'other', limit: 10, hosts: ['exp.example'] })).json() as Leased).pages.length, 0)
+    t.clock.advanceMs(31_000)
+    const again = (await lease({ worker: 'other', limit: 10, hosts: ['exp.example'] })).json() as Leased
+    assert.equal(again.pages.length, 2)
+    // The expired lease no longer holds anything; the new one can be released early.
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/leases/${g.leaseId}` })).statusCode, 404)
+    const rel = await t.app.inject({ method: 'DELETE', url: `/v1/leases/${again.leaseId}` })
+    assert.deepEqual(rel.json(), { released: 2 })
+    assert.equal(((await lease({ worker: 'third', limit: 10, hosts: ['exp.example'] })).json() as Leased).pages.length, 2)
+    assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/leases/not-a-uuid' })).statusCode, 400)
+  })
+
+  it('validates lease requests and previews the schedule in due order', async () => {
+    for (const body of [{}, { worker: '' }, { worker: 'w', limit: 0 }, { worker: 'w', limit: 5000 }, { worker: 'w', leaseSeconds: 1 }]) {
+      const res = await lease(body)
+      assert.equal(res.statusCode, 400, JSON.stringify(body))
+    }
+    const s = (await t.app.inject({ method: 'GET', url: '/v1/schedule?limit=50' })).json()
+    const due = s.items.map((i: { dueAt: string }) => Date.parse(i.dueAt))
+    assert.deepEqual(due, [...due].sort((x: number, y: number) => x - y))
+    const until = (await t.app.inject({ method: 'GET', url: `/v1/schedule?until=${iso(T0 - 1)}` })).json()
+    assert.ok(until.items.every((i: { dueAt: string }) => Date.parse(i.dueAt) <= T0 - 1))
+    assert.equal((await t.app.inject({ method: 'GET', url: '/v1/schedule?until=soon' })).statusCode, 400)
+  })
+})
