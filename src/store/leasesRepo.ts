@@ -105,10 +105,10 @@ export interface ScheduleRow {
 /** Upcoming unleased crawls in due order, up to `until` when given. */
 export async function upcomingCrawls(q: Queryable, options: { until: Date | null; limit: number }): Promise<ScheduleRow[]> {
   const { rows } = await q.query<ScheduleRow>(
-    `SELECT id::text AS id, url, host, next_crawl_at AS "dueAt", crawls_per_day AS "crawlsPerDay"
-     FROM pages WHERE lease_id IS NULL AND next_crawl_at IS NOT NULL
-       AND ($1::timestamptz IS NULL OR next_crawl_at <= $1)
-     ORDER BY next_crawl_at, id LIMIT $2`,
+    `SELECT p.id::text AS id, p.url, p.host, p.next_crawl_at AS "dueAt", p.crawls_per_day AS "crawlsPerDay"
+     FROM pages p WHERE p.lease_id IS NULL AND p.next_crawl_at IS NOT NULL
+       AND ($1::timestamptz IS NULL OR p.next_crawl_at <= $1)
+     ORDER BY p.next_crawl_at, p.id LIMIT $2`,
     [options.until, options.limit],
   )
   return rows

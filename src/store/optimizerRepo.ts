@@ -28,9 +28,9 @@ export interface OptimizerPageChunk {
 
 export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<[string, string, number, number | null, number | null, number | null, number | null, string | null, string | null]>({
-    text: `SELECT id::text, host, importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
+    text: `SELECT p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
              (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text
-           FROM pages WHERE ($1::bigint IS NULL OR id > $1::bigint) ORDER BY id LIMIT $2`,
+           FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
     values: [afterId, limit],
     rowMode: 'array',
   })
@@ -106,7 +106,7 @@ export async function recentOptimizerRuns(q: Queryable, limit: number): Promise<
     `SELECT id::text AS id, started_at AS "startedAt", duration_ms AS "durationMs", trigger, objective, lambda, pages,
        pages_crawled AS "pagesCrawled", budget_crawls_per_day AS "budgetCrawlsPerDay",
        expected_freshness AS "expectedFreshness", pages_retimed AS "pagesRetimed"
-     FROM optimizer_runs ORDER BY id DESC LIMIT $1`,
+     FROM optimizer_runs r ORDER BY r.id DESC LIMIT $1`,
     [limit],
   )
   return rows

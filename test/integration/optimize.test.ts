@@ -17,8 +17,8 @@ async function allPages(): Promise<Page[]> {
   const pages: Page[] = []
   let cursor: string | null = null
   do {
-    const res = await t.app.inject({ method: 'GET', url: `/v1/pages?limit=1000${cursor ? `&cursor=${cursor}` : ''}` })
-    const body = res.json()
+    const res: { json(): { pages: Page[]; nextCursor: string | null } } = await t.app.inject({ method: "GET", url: `/v1/pages?limit=1000${cursor ? `&cursor=${cursor}` : ''}` })
+    const body: { pages: Page[]; nextCursor: string | null } = res.json()
     pages.push(...body.pages)
     cursor = body.nextCursor
   } while (cursor)
@@ -90,7 +90,7 @@ describe('POST /v1/optimize', () => {
     const lambda = state.rows[0].lambda
     const expected = Math.min(after.maxCrawlsPerDay ?? Infinity, Math.max(0.01, Math.sqrt((after.importance * after.changesPerDay) / lambda) - after.changesPerDay))
     assert.ok(Math.abs(after.crawlsPerDay - expected) <= 1e-9 * expected, `${after.crawlsPerDay} vs ${expected}`)
-    assert.equal(Date.parse(after.nextCrawlAt), T0 + DAY_MS / after.crawlsPerDay)
+    assert.ok(Math.abs(Date.parse(after.nextCrawlAt) - (T0 + DAY_MS / after.crawlsPerDay)) < 1)
   })
 
   it('host caps bound a host’s total rate', async () => {

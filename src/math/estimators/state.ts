@@ -1,0 +1,99 @@
+/**
+ * The per-page estimator state: O(1) sufficient statistics for every estimator of MATH.md 1,
+ * stored as jsonb. Every number in it is finite.
+ */
+import { uniformClassLogProbabilities } from './classes.ts'
+import type { HistogramBin } from './histogram.ts'
+
+export type EstimatorState = {
+  /** Layout version. */
+  v: 1
+  /** n: intervals applied. */
+  intervals: number
+  /** X: intervals that saw a change. */
+  changes: number
+  /** T: Σ intervalDays. */
+  observedDays: number
+  /** SA iterate y (MATH.md 1.3), unclipped; null before the first interval (y_0 comes from the settings). */
+  saChangesPerDay: number | null
+  /** Σ intervalDays of unchanged intervals: the right side of the MLE equation (MATH.md 1.5). */
+  unchangedDays: number
+  /** Sparse log-bucket histogram of changed intervals (see histogram.ts). */
+  changedHistogram: HistogramBin[]
+  /** Sparse log-bucket histogram of unchanged intervals; with the changed one it covers all intervals (MATH.md 1.6). */
+  unchangedHistogram: HistogramBin[]
+  /** Last-Modified statistics N, X, S (MATH.md 1.8), from observations with a known age only. */
+  lastModified: { crawls: number; changes: number; exposureDays: number }
+  /** Log-probabilities of CHANGE_CLASSES (MATH.md 1.9), unnormalised, largest 0. */
+  classLogProbabilities: number[]
+}
+
+export function emptyEstimatorState(): EstimatorState {
+  return {
+    v: 1,
+    intervals: 0,
+    changes: 0,
+    observedDays: 0,
+    saChangesPerDay: null,
+    unchangedDays: 0,
+    changedHistogram: [],
+    unchangedHistogram: [],
+    lastModified: { crawls: 0, changes: 0, exposureDays: 0 },
+    classLogProbabilities: uniformClassLogProbabilities(),
+  }
+}
+
+const finiteOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback
+const nonNegative = (value: unknown): number => Math.max(0, finiteOr(value, 0))
+
+function readHistogram(value: unknown): HistogramBin[] {
+  if (!Array.isArray(value)) return []
+  const bins: HistogramBin[] = []
+  for (const bin of value) {
+    if (!Array.isArray(bin) || bin.length < 4) continue
+    const [bucket, count, sumDays, sumSquaresDays] = bin.map((x: unknown) => nonNegative(x)) as HistogramBin
+    if (count > 0) bins.push([Math.floor(bucket), count, sumDays, sumSquaresDays])
+  }
+  return bins.sort((a, b) => a[0] - b[0])
+}
+
+/**
+ * A well-formed copy of a stored state. States come back from jsonb, so missing or malformed
+ * fields are replaced by their empty values instead of turning into NaN further on.
+ */
+export function readEstimatorState(state: unknown): EstimatorState {
+  const empty = emptyEstimatorState()
+  if (typeof state !== 'object' || state === null) return empty
+  const s = state as Partial<Record<keyof EstimatorState, unknown>>
+  const lm = (typeof s.lastModified === 'object' && s.lastModified !== null ? s.lastModified : {}) as Record<string, unknown>
+  const logs = Array.isArray(s.classLogProbabilities) ? s.classLogProbabilities : []
+  const intervals = nonNegative(s.intervals)
+  return {
+    v: 1,
+    intervals,
+    changes: Math.min(intervals, nonNegative(s.changes)),
+    observedDays: nonNegative(s.observedDays),
+    saChangesPerDay: typeof s.saChangesPerDay === 'number' && Number.isFinite(s.saChangesPerDay) ? s.saChangesPerDay : null,
+    unchangedDays: nonNegative(s.unchangedDays),
+    changedHistogram: readHistogram(s.changedHistogram),
+    unchangedHistogram: readHistogram(s.unchangedHistogram),
+    lastModified: { crawls: nonNegative(lm.crawls), changes: nonNegative(lm.changes), exposureDays: nonNegative(lm.exposureDays) },
+    classLogProbabilities: empty.classLogProbabilities.map((_, i) => Math.min(0, finiteOr(logs[i], 0))),
+  }
+}
+
+/** n: intervals applied. */
+export function intervalCount(state: EstimatorState): number {
+  return readEstimatorState(state).intervals
+}
+
+/** X: intervals that saw a change. */
+export function changeCount(state: EstimatorState): number {
+  return readEstimatorState(state).changes
+}
+
+/** T: total observed days. */
+export function observedDays(state: EstimatorState): number {
+  return readEstimatorState(state).observedDays
+}
