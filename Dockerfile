@@ -23,6 +23,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY migrations ./migrations
 COPY openapi ./openapi
+COPY web ./web
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8080

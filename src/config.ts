@@ -25,6 +25,12 @@ export const configSchema = z.object({
     .optional()
     .describe('Override: accept requests without a key even when keys exist (never on a non-loopback HOST).'),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(10),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Requests per minute per API key (or client address without keys) on /v1 routes; 0 = no limit.'),
   SIMULATED_CLOCK: booleanFromEnv
     .default(false)
     .describe('Testing only: scheduling time follows the crawl times reported by the crawlers.'),
@@ -41,6 +47,7 @@ export interface Config {
   bodyLimitBytes: number
   allowUnauthenticated: boolean | undefined
   shutdownGraceSeconds: number
+  rateLimitPerMinute: number
   simulatedClock: boolean
 }
 
@@ -72,6 +79,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimitBytes: c.BODY_LIMIT_BYTES,
     allowUnauthenticated: c.ALLOW_UNAUTHENTICATED,
     shutdownGraceSeconds: c.SHUTDOWN_GRACE_SECONDS,
+    rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     simulatedClock: c.SIMULATED_CLOCK,
   }
 }

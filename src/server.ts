@@ -6,6 +6,7 @@ import { activeKeyCount } from './domain/apiKeys.ts'
 import { simulatedClock, systemClock, type Clock } from './domain/clock.ts'
 import { isLoopbackHost } from './http/auth.ts'
 import { startOptimizerLoop } from './domain/optimizerLoop.ts'
+import { startStatsSampler } from './ops/stats.ts'
 import { createRandom } from './math/random.ts'
 import { openDatabase, type Database } from './store/db.ts'
 import { migrate } from './store/migrate.ts'
@@ -58,14 +59,18 @@ export async function startServer(config: Config): Promise<void> {
     maxBatchItems: config.maxBatchItems,
     bodyLimitBytes: config.bodyLimitBytes,
     loopbackOnly,
+    rateLimitPerMinute: config.rateLimitPerMinute,
   })
 
-  const optimizerLoop = startOptimizerLoop({ pool: db.pool, clock, random, logger })
+  const optimizerLoop = startOptimizerLoop({ pool: db.pool, clock, random, logger }, { onOptimized: app.metrics.onOptimized })
+  // One stats sample per minute for the dashboard's time series; simulated time runs fast, so sample more often.
+  const statsSampler = startStatsSampler(app.stats, { intervalMs: config.simulatedClock ? 5_000 : 60_000, logger })
 
   closeWithGrace({ delay: config.shutdownGraceSeconds * 1000, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'closing after an error')
     else logger.info({ signal }, 'closing')
     await optimizerLoop.stop()
+    statsSampler.stop()
     await app.close()
     await db.close()
   })

@@ -26,7 +26,9 @@ export function schedulingChangesPerDay(page: RateInputs, settings: Settings): n
 
 /** The multiplier that applies to a host's pages: its own when its cap binds (MATH.md 3.2), else the global one. */
 export function lambdaForHost(state: { lambda: number | null; hostLambdas: Record<string, number> }, host: string): number | null {
-  if (state.lambda === null) return null
+  // λ = 0: the last solve left budget unused (every page at its upper bound). It says nothing about
+  // a page added since, which is then timed from its own change rate until the next solve.
+  if (state.lambda === null || !(state.lambda > 0)) return null
   return state.hostLambdas[host] ?? state.lambda
 }
 

@@ -1,0 +1,191 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Logger } from 'pino'
+import type { IngestResult } from '../domain/ingest.ts'
+import type { LeaseGrant } from '../domain/leases.ts'
+import type { OptimizeResult } from '../domain/optimize.ts'
+import type { Stats, StatsSnapshot } from './stats.ts'
+
+/** Counter totals of this process (GET /v1/stats repeats them next to the snapshot). */
+export interface CounterTotals {
+  observations: { accepted: number; duplicate: number; late: number; rejected: number }
+  changesDetected: number
+  leasesGranted: number
+  leasesExpired: number
+  optimizerRuns: number
+}
+
+export interface Metrics {
+  registry: Registry
+  contentType: string
+  /** The Prometheus text exposition of every metric (gauges read the cached stats snapshot). */
+  render(): Promise<string>
+  onIngested(result: IngestResult): void
+  onLease(grant: LeaseGrant): void
+  onOptimized(result: OptimizeResult): void
+  observeHttp(labels: { route: string; method: string; status: number }, seconds: number): void
+  counterTotals(): Promise<CounterTotals>
+}
+
+export interface MetricsOptions {
+  stats: Stats
+  logger?: Logger | undefined
+  /** Node process metrics (CPU, memory, event loop, GC) from prom-client; default true. */
+  processMetrics?: boolean
+}
+
+const HTTP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+const OPTIMIZER_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+const OBSERVATION_RESULTS = ['accepted', 'duplicate', 'late', 'rejected'] as const
+
+/**
+ * One prom-client registry per app instance (never the global one, so apps in one process, as in
+ * tests, count independently). Counters are updated by the use-case hooks; the gauges that need SQL
+ * read one cached snapshot (src/ops/stats.ts), so a scrape costs at most one refresh per cache period.
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry()
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+
+  const observations = new Counter({
+    name: 'recrawl_observations_total',
+    help: 'Reported crawls by outcome: accepted (stored and applied), duplicate (ignored), late (stored, not applied), rejected (not stored).',
+    labelNames: ['result'] as const,
+    registers,
+  })
+  for (const result of OBSERVATION_RESULTS) observations.labels(result).inc(0)
+  const changes = new Counter({
+    name: 'recrawl_changes_detected_total',
+    help: 'Accepted crawl intervals that saw a change.',
+    registers,
+  })
+  const pagesRegistered = new Counter({
+    name: 'recrawl_pages_registered_total',
+    help: 'Pages registered by observations of unknown URLs.',
+    registers,
+  })
+  const leasesGranted = new Counter({ name: 'recrawl_leases_granted_total', help: 'Pages handed out in leases.', registers })
+  const leasesExpired = new Counter({
+    name: 'recrawl_leases_expired_total',
+    help: 'Leased pages whose lease expired unfinished and that returned to the pool.',
+    registers,
+  })
+  const optimizerRuns = new Counter({ name: 'recrawl_optimizer_runs_total', help: 'Completed optimiser runs (API and periodic).', registers })
+  const optimizerDuration = new Histogram({
+    name: 'recrawl_optimizer_duration_seconds',
+    help: 'Wall time of completed optimiser runs.',
+    buckets: OPTIMIZER_BUCKETS_SECONDS,
+    registers,
+  })
+  const optimizerFreshness = new Gauge({
+    name: 'recrawl_optimizer_expected_freshness',
+    help: 'Σμ·f(ρ)/Σμ reported by the latest optimiser run of this process (objective of the run).',
+    registers,
+  })
+  const http = new Histogram({
+    name: 'recrawl_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: HTTP_BUCKETS_SECONDS,
+    registers,
+  })
+
+  const statsErrors = new Counter({
+    name: 'recrawl_stats_errors_total',
+    help: 'Failed refreshes of the stats snapshot (the gauges keep their previous values).',
+    registers,
+  })
+  // The gauges of one scrape are collected together: they share one snapshot read (and one error).
+  let inflight: Promise<StatsSnapshot | null> | null = null
+  const current = (): Promise<StatsSnapshot | null> => {
+    if (inflight === null) {
+      const read = options.stats.snapshot().catch((err: unknown) => {
+        statsErrors.inc()
+        options.logger?.warn({ err }, 'stats snapshot for the metrics failed')
+        return null
+      })
+      inflight = read
+      void read.then(() =>
+        setImmediate(() => {
+          if (inflight === read) inflight = null
+        }),
+      )
+    }
+    return inflight
+  }
+  const snapshotGauge = (name: string, help: string, value: (s: StatsSnapshot) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const s = await current()
+        if (s === null) return
+        const v = value(s)
+        if (v !== null && Number.isFinite(v)) this.set(v)
+      },
+    })
+  snapshotGauge('recrawl_pages', 'Registered pages.', (s) => s.pages)
+  snapshotGauge('recrawl_pages_leased', 'Pages under an unexpired lease.', (s) => s.pagesLeased)
+  snapshotGauge('recrawl_pages_overdue', 'Pages due now (nextCrawlAt ≤ now) and not leased.', (s) => s.pagesOverdue)
+  snapshotGauge('recrawl_oldest_overdue_age_seconds', 'How long the most overdue page has been due; 0 when none is.', (s) => s.oldestOverdueAgeSeconds)
+  snapshotGauge(
+    'recrawl_expected_freshness',
+    'Expected importance-weighted freshness Σμ·f(ρ)/Σμ of the current rates under the running schedule (0…1; 0 while no page has importance).',
+    (s) => s.expectedFreshness,
+  )
+  snapshotGauge('recrawl_budget_crawls_per_day', 'Crawl budget R from the settings, crawls per day.', (s) => s.budgetCrawlsPerDay)
+  snapshotGauge('recrawl_planned_crawls_per_day', 'Σ crawlsPerDay of every page: the budget the current rates spend.', (s) => s.plannedCrawlsPerDay)
+  snapshotGauge(
+    'recrawl_crawls_per_day_last_hour',
+    'Crawls actually reported with crawledAt in the last hour, times 24 (crawls per day).',
+    (s) => s.crawlsPerDayLastHour,
+  )
+
+  const value = async (c: Counter<string>, labels?: Record<string, string>): Promise<number> => {
+    const m = await c.get()
+    const hit = m.values.find((v) => !labels || Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+    return hit?.value ?? 0
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    // prom-client spells NaN "Nan" (e.g. event-loop lag before its first sample); write the canonical "NaN".
+    render: async () => (await registry.metrics()).replace(/ Nan$/gm, ' NaN'),
+    onIngested(result) {
+      observations.labels('accepted').inc(result.accepted)
+      observations.labels('duplicate').inc(result.duplicates)
+      observations.labels('late').inc(result.late)
+      observations.labels('rejected').inc(result.rejected.length)
+      changes.inc(result.changesDetected)
+      pagesRegistered.inc(result.pagesRegistered)
+    },
+    onLease(grant) {
+      leasesGranted.inc(grant.pages.length)
+      leasesExpired.inc(grant.expiredReturned)
+    },
+    onOptimized(result) {
+      optimizerRuns.inc()
+      optimizerDuration.observe(Math.max(0, result.durationMs) / 1000)
+      if (Number.isFinite(result.expectedFreshness)) optimizerFreshness.set(result.expectedFreshness)
+    },
+    observeHttp(labels, seconds) {
+      http.labels(labels.route, labels.method, String(labels.status)).observe(Math.max(0, seconds))
+    },
+    async counterTotals() {
+      return {
+        observations: {
+          accepted: await value(observations, { result: 'accepted' }),
+          duplicate: await value(observations, { result: 'duplicate' }),
+          late: await value(observations, { result: 'late' }),
+          rejected: await value(observations, { result: 'rejected' }),
+        },
+        changesDetected: await value(changes),
+        leasesGranted: await value(leasesGranted),
+        leasesExpired: await value(leasesExpired),
+        optimizerRuns: await value(optimizerRuns),
+      }
+    },
+  }
+}

@@ -1,0 +1,197 @@
+import type { Queryable } from './transaction.ts'
+
+/** The fleet-wide numbers behind the gauges, from one pass over `pages` and one time-window count. */
+export interface StatsSnapshotRow {
+  pages: number
+  pagesLeased: number
+  pagesOverdue: number
+  /** Earliest due time among the overdue pages, or null when none is overdue. */
+  oldestOverdueAt: Date | null
+  importanceTotal: number
+  /** Σ importance·f(ρ) over every page (f per schedule, see readStatsSnapshot). */
+  weightedFreshness: number
+  plannedCrawlsPerDay: number
+  crawlsLastHour: number
+}
+
+/**
+ * A page's expected freshness f(ρ) in SQL (ρ = crawls_per_day, Δ = changes_per_day or the prior):
+ * periodic crawling (ρ/Δ)(1 − e^{−Δ/ρ}) (MATH.md 3.3), Poisson crawling ρ/(ρ+Δ) (MATH.md 3.1).
+ * Δ = 0 → 1, ρ = 0 or unset → 0. For small x = Δ/ρ the periodic form uses its series
+ * 1 − x/2 + x²/6 (1 − e^{−x} loses every digit as x → 0), and e^{−x} is cut at x = 700 because
+ * Postgres raises an error on underflow.
+ */
+function freshnessSql(schedule: 'periodic' | 'poisson'): string {
+  const rho = 'coalesce(crawls_per_day, 0)'
+  const delta = 'coalesce(changes_per_day, $2::float8)'
+  const x = `(${delta} / ${rho})`
+  const f =
+    schedule === 'periodic'
+      ? `CASE WHEN ${x} < 1e-4 THEN 1 - ${x} / 2 + ${x} * ${x} / 6 ELSE (1 - exp(-least(${x}, 700))) / ${x} END`
+      : `${rho} / (${rho} + ${delta})`
+  return `CASE WHEN ${delta} <= 0 THEN 1 WHEN ${rho} <= 0 THEN 0 ELSE ${f} END`
+}
+
+/**
+ * Overdue: due (next_crawl_at ≤ now) and not held by an unexpired lease (an expired lease is returned
+ * to the pool by the next lease call, so its pages count as waiting).
+ */
+const OVERDUE = 'next_crawl_at <= $1 AND (lease_id IS NULL OR lease_expires_at <= $1)'
+
+export async function readStatsSnapshot(
+  q: Queryable,
+  options: { now: Date; schedule: 'periodic' | 'poisson'; defaultChangesPerDay: number },
+): Promise<StatsSnapshotRow> {
+  const pages = await q.query<{
+    pages: number
+    leased: number
+    overdue: number
+    oldest: Date | null
+    importance: number | null
+    weighted: number | null
+    planned: number | null
+  }>(
+    `SELECT count(*)::int AS pages,
+       count(*) FILTER (WHERE lease_id IS NOT NULL AND lease_expires_at > $1)::int AS leased,
+       count(*) FILTER (WHERE ${OVERDUE})::int AS overdue,
+       min(next_crawl_at) FILTER (WHERE ${OVERDUE}) AS oldest,
+       sum(importance) AS importance,
+       sum(importance * (${freshnessSql(options.schedule)})) AS weighted,
+       sum(crawls_per_day) AS planned
+     FROM pages`,
+    [options.now, options.defaultChangesPerDay],
+  )
+  const crawls = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM observations WHERE crawled_at > $1::timestamptz - interval '1 hour' AND crawled_at <= $1`,
+    [options.now],
+  )
+  const r = pages.rows[0]!
+  return {
+    pages: r.pages,
+    pagesLeased: r.leased,
+    pagesOverdue: r.overdue,
+    oldestOverdueAt: r.oldest,
+    importanceTotal: r.importance ?? 0,
+    weightedFreshness: r.weighted ?? 0,
+    plannedCrawlsPerDay: r.planned ?? 0,
+    crawlsLastHour: crawls.rows[0]?.n ?? 0,
+  }
+}
+
+/** Counts of a rate column over log10-spaced bins; rows outside [10^minLog10, 10^maxLog10) and zeros go to below/above. */
+export interface RateHistogramRow {
+  counts: number[]
+  below: number
+  above: number
+  unknown: number
+}
+
+export interface HistogramBins {
+  minLog10: number
+  maxLog10: number
+  bins: number
+}
+
+/** width_bucket over log10(rate) for `changes_per_day` and `crawls_per_day` in one scan. */
+export async function readRateHistograms(
+  q: Queryable,
+  bins: HistogramBins,
+): Promise<{ changesPerDay: RateHistogramRow; crawlsPerDay: RateHistogramRow }> {
+  const { rows } = await q.query<{ kind: 'changes' | 'crawls'; bucket: number | null; n: number }>(
+    `SELECT c.kind, CASE WHEN c.rate IS NULL THEN NULL WHEN c.rate <= 0 THEN 0
+                           ELSE width_bucket(log(c.rate), $1::float8, $2::float8, $3::int) END AS bucket,
+            count(*)::int AS n
+     FROM pages p
+     CROSS JOIN LATERAL (VALUES ('changes', p.changes_per_day), ('crawls', p.crawls_per_day)) AS c(kind, rate)
+     GROUP BY 1, 2`,
+    [bins.minLog10, bins.maxLog10, bins.bins],
+  )
+  const empty = (): RateHistogramRow => ({ counts: new Array<number>(bins.bins).fill(0), below: 0, above: 0, unknown: 0 })
+  const out = { changesPerDay: empty(), crawlsPerDay: empty() }
+  for (const r of rows) {
+    const h = r.kind === 'changes' ? out.changesPerDay : out.crawlsPerDay
+    if (r.bucket === null) h.unknown += r.n
+    else if (r.bucket <= 0) h.below += r.n
+    else if (r.bucket > bins.bins) h.above += r.n
+    else h.counts[r.bucket - 1]! += r.n
+  }
+  return out
+}
+
+export interface OverdueHostRow {
+  host: string
+  pagesOverdue: number
+  oldestOverdueAt: Date
+}
+
+/** Hosts with the most overdue pages (ties: oldest due first). */
+export async function readTopOverdueHosts(q: Queryable, now: Date, limit: number): Promise<OverdueHostRow[]> {
+  const { rows } = await q.query<OverdueHostRow>(
+    `SELECT host, count(*)::int AS "pagesOverdue", min(next_crawl_at) AS "oldestOverdueAt"
+     FROM pages WHERE ${OVERDUE}
+     GROUP BY host ORDER BY count(*) DESC, min(next_crawl_at), host LIMIT $2`,
+    [now, limit],
+  )
+  return rows
+}
+
+export interface StatsSampleRow {
+  sampledAt: Date
+  pages: number
+  pagesOverdue: number
+  oldestOverdueAgeSeconds: number
+  expectedFreshness: number | null
+  budgetCrawlsPerDay: number
+  plannedCrawlsPerDay: number
+  crawlsPerDayLastHour: number
+}
+
+/**
+ * Records a sample under its minute (a second sample in the same minute, from this or another
+ * replica, is dropped) and prunes samples older than `retainSince`. Returns whether it was stored.
+ */
+export async function insertStatsSample(q: Queryable, s: StatsSampleRow, retainSince: Date): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `INSERT INTO stats_samples (sampled_at, pages, pages_overdue, oldest_overdue_age_seconds, expected_freshness,
+       budget_crawls_per_day, planned_crawls_per_day, crawls_per_day_last_hour)
+     VALUES (date_trunc('minute', $1::timestamptz), $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (sampled_at) DO NOTHING`,
+    [s.sampledAt, s.pages, s.pagesOverdue, s.oldestOverdueAgeSeconds, s.expectedFreshness, s.budgetCrawlsPerDay, s.plannedCrawlsPerDay, s.crawlsPerDayLastHour],
+  )
+  const stored = (rowCount ?? 0) > 0
+  if (stored) await q.query('DELETE FROM stats_samples WHERE sampled_at < $1', [retainSince])
+  return stored
+}
+
+/** Samples in (from, to], averaged over buckets of `bucketSeconds` (a bucket is named by its start). */
+export async function readStatsSeries(q: Queryable, options: { from: Date; to: Date; bucketSeconds: number }): Promise<StatsSampleRow[]> {
+  const { rows } = await q.query<StatsSampleRow>(
+    `SELECT to_timestamp(floor(extract(epoch FROM sampled_at) / $3) * $3) AS "sampledAt",
+       round(avg(pages))::int AS pages, round(avg(pages_overdue))::int AS "pagesOverdue",
+       avg(oldest_overdue_age_seconds) AS "oldestOverdueAgeSeconds", avg(expected_freshness) AS "expectedFreshness",
+       avg(budget_crawls_per_day) AS "budgetCrawlsPerDay", avg(planned_crawls_per_day) AS "plannedCrawlsPerDay",
+       avg(crawls_per_day_last_hour) AS "crawlsPerDayLastHour"
+     FROM stats_samples WHERE sampled_at > $1 AND sampled_at <= $2
+     GROUP BY 1 ORDER BY 1`,
+    [options.from, options.to, options.bucketSeconds],
+  )
+  return rows
+}
+
+export interface CrawlActivityRow {
+  hourStart: Date
+  crawls: number
+  changes: number
+}
+
+/** Crawls (observations by crawl time) and detected changes per hour in (from, to]. */
+export async function readCrawlActivity(q: Queryable, options: { from: Date; to: Date }): Promise<CrawlActivityRow[]> {
+  const { rows } = await q.query<CrawlActivityRow>(
+    `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / 3600) * 3600) AS "hourStart",
+       count(*)::int AS crawls, count(*) FILTER (WHERE changed)::int AS changes
+     FROM observations WHERE crawled_at > $1 AND crawled_at <= $2
+     GROUP BY 1 ORDER BY 1`,
+    [options.from, options.to],
+  )
+  return rows
+}
