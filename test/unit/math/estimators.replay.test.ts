@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { gunzipSync } from 'node:zlib'
+import { fileURLToPath } from 'node:url'
 import { createRandom, type Random } from '../../../src/math/random.ts'
 import {
   emptyEstimatorState,
@@ -19,7 +20,8 @@ import {
 } from '../../../src/math/estimators/index.ts'
 import { SETTINGS, type IntervalSampler } from './estimatorsHelpers.ts'
 
-const REPLAY_FILE = '/work/shared/data/replay/git-master-2020-2024.jsonl.gz'
+// ../shared beside the checkout (DEVELOPERS.md)
+const REPLAY_FILE = fileURLToPath(new URL('../../../../shared/data/replay/git-master-2020-2024.jsonl.gz', import.meta.url))
 const SECONDS_PER_DAY = 86_400
 
 const SCHEDULES: [string, IntervalSampler][] = [
