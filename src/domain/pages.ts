@@ -124,20 +124,32 @@ export async function putPages(deps: PagesDeps, pages: readonly PageInput[]): Pr
     let created = 0
     const schedules = written.map(({ row, created: isNew }) => {
       if (isNew) created++
-      const crawlsPerDay = crawlsPerDayFor(row, settings, lambdaForHost(optimizer, row.host))
-      const nextMs = retimedCrawlAtMs({
-        lastCrawledAtMs: row.lastCrawledAt?.getTime() ?? null,
-        nextCrawlAtMs: row.nextCrawlAt?.getTime() ?? null,
-        crawlsPerDay,
-        schedule: settings.schedule,
-        nowMs,
-        random: deps.random,
-      })
-      return { id: row.id, changesPerDay: row.changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
+      return { id: row.id, ...retimedRow(row, row.changesPerDay, settings, optimizer, nowMs, deps.random) }
     })
     await writeSchedules(client, schedules)
     return { created, updated: written.length - created }
   })
+}
+
+/** A page's rate and due time from its scheduling estimate and the stored multipliers. */
+function retimedRow(
+  row: PageRow,
+  changesPerDay: number | null,
+  settings: Settings,
+  optimizer: { lambda: number | null; hostLambdas: Record<string, number> },
+  nowMs: number,
+  random: Random,
+): { changesPerDay: number | null; crawlsPerDay: number; nextCrawlAt: string | null } {
+  const crawlsPerDay = crawlsPerDayFor({ ...row, changesPerDay }, settings, lambdaForHost(optimizer, row.host))
+  const nextMs = retimedCrawlAtMs({
+    lastCrawledAtMs: row.lastCrawledAt?.getTime() ?? null,
+    nextCrawlAtMs: row.nextCrawlAt?.getTime() ?? null,
+    crawlsPerDay,
+    schedule: settings.schedule,
+    nowMs,
+    random,
+  })
+  return { changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
 }
 
 async function currentSettings(q: Queryable): Promise<Settings> {
@@ -209,16 +221,7 @@ export async function rescheduleAllPages(
       const hasState = typeof state === 'object' && state !== null && Object.keys(state).length > 0
       const estimates = hasState ? { ...currentEstimates(state, estimatorSettings) } : row.estimates
       const changesPerDay = hasState ? (estimates[settings.estimator] ?? null) : row.changesPerDay
-      const crawlsPerDay = crawlsPerDayFor({ ...row, changesPerDay }, settings, lambdaForHost(optimizer, row.host))
-      const nextMs = retimedCrawlAtMs({
-        lastCrawledAtMs: row.lastCrawledAt?.getTime() ?? null,
-        nextCrawlAtMs: row.nextCrawlAt?.getTime() ?? null,
-        crawlsPerDay,
-        schedule: settings.schedule,
-        nowMs,
-        random,
-      })
-      return { id: row.id, estimates, changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
+      return { id: row.id, estimates, ...retimedRow(row, changesPerDay, settings, optimizer, nowMs, random) }
     })
     await writeSchedules(client, schedules)
     total += rows.length
