@@ -7,7 +7,7 @@ import {
   type EstimatorState,
 } from '../math/estimators/index.ts'
 import type { Random } from '../math/random.ts'
-import { insertMissingPages, lockPagesByUrl, writeIngestUpdates, type PageIngestUpdate, type PageRow } from '../store/pagesRepo.ts'
+import { insertMissingPages, lockPagesByUrlForIngest, writeIngestUpdates, type IngestPageRow, type PageIngestUpdate } from '../store/pagesRepo.ts'
 import { insertObservations, type ObservationInsert } from '../store/observationsRepo.ts'
 import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
@@ -115,11 +115,10 @@ function isFailedFetch(status: number | null): boolean {
 }
 
 const toIso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
-const msOf = (d: Date | null): number | null => (d === null ? null : d.getTime())
 
 /** The mutable working copy of one locked page while its items are applied. */
 interface PageWork {
-  row: PageRow
+  row: IngestPageRow
   crawls: number
   intervals: number
   changes: number
@@ -181,7 +180,7 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         new Date(nowMs),
       )
     }
-    const rows = await lockPagesByUrl(client, urls)
+    const rows = await lockPagesByUrlForIngest(client, urls)
     const rowByUrl = new Map(rows.map((r) => [r.url, r]))
 
     const inserts: ObservationInsert[] = []
@@ -200,10 +199,10 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         crawls: row.crawls,
         intervals: row.intervals,
         changes: row.changes,
-        firstCrawledAtMs: msOf(row.firstCrawledAt),
-        lastCrawledAtMs: msOf(row.lastCrawledAt),
-        intervalStartAtMs: msOf(row.intervalStartAt),
-        lastChangedAtMs: msOf(row.lastChangedAt),
+        firstCrawledAtMs: row.firstCrawledAtMs,
+        lastCrawledAtMs: row.lastCrawledAtMs,
+        intervalStartAtMs: row.intervalStartAtMs,
+        lastChangedAtMs: row.lastChangedAtMs,
         lastContentHash: row.lastContentHash,
         state: isEstimatorState(row.estimatorState) ? row.estimatorState : emptyEstimatorState(),
         stepped: false,
@@ -383,10 +382,10 @@ function pageUpdate(
     settings,
     lambda,
   )
-  const crawledNow = w.lastCrawledAtMs !== msOf(w.row.lastCrawledAt)
+  const crawledNow = w.lastCrawledAtMs !== w.row.lastCrawledAtMs
   const nextMs = crawledNow
     ? nextCrawlAtMs({ lastCrawledAtMs: w.lastCrawledAtMs, crawlsPerDay, schedule: settings.schedule, nowMs, random })
-    : msOf(w.row.nextCrawlAt)
+    : w.row.nextCrawlAtMs
   return {
     id: w.row.id,
     crawls: w.crawls,

@@ -1,0 +1,155 @@
+// Growth benchmark: how ingest, lease and optimise costs grow with the number of pages in Postgres.
+//
+//   node --import tsx bench/growth.ts [--sizes 10000,100000,1000000] [--ingest-seconds 6] [--lease-calls 100]
+//                                     [--optimize-runs 3] [--json]
+//
+// For each size: a fresh database (dropped afterwards) with that many pages, each with one baseline
+// crawl and an estimated change rate, due times spread over ±1 day; the service as a child process.
+// Measured through HTTP, in this order: POST /v1/optimize end to end (stream every page, solve,
+// write back changed rates), median of `optimize-runs` runs: the first run re-times every page, the
+// later ones only pages whose rate moved (see domain/optimize.ts); `lease-calls` sequential
+// POST /v1/leases with limit 100 (p50/p99); ingest with 8 clients, batches of 500 (obs/s, p50/p99
+// batch latency).
+// The in-memory optimiser alone up to 10^7 pages is bench/optimizer.ts.
+import pg from 'pg'
+import { Pool as HttpPool } from 'undici'
+import { BatchSource, drive, seedPages, serviceSender } from './ingest.ts'
+import { leaseLoop } from './leases.ts'
+import {
+  argNumber,
+  argNumbers,
+  cleanupOnSignal,
+  createBenchDatabase,
+  fmt,
+  hasFlag,
+  machineDescription,
+  median,
+  startService,
+  type BenchDatabase,
+  type ServiceProcess,
+} from './support.ts'
+
+interface GrowthRow {
+  pages: number
+  seedSeconds: number
+  ingestObservationsPerSecond: number
+  ingestP50Ms: number
+  ingestP99Ms: number
+  leaseP50Ms: number
+  leaseP99Ms: number
+  pagesPerLease: number
+  optimizeFirstMs: number
+  optimizeMedianMs: number
+  optimizeServerMs: number
+  pagesRetimedFirst: number
+}
+
+async function measureSize(pages: number, options: { ingestSeconds: number; leaseCalls: number; optimizeRuns: number }, log: (l: string) => void): Promise<GrowthRow> {
+  let db: BenchDatabase | null = null
+  let service: ServiceProcess | null = null
+  let http: HttpPool | null = null
+  let pool: pg.Pool | null = null
+  const cleanup = async () => {
+    await http?.destroy().catch(() => {})
+    await service?.stop().catch(() => {})
+    await pool?.end().catch(() => {})
+    await db?.drop()
+  }
+  cleanupOnSignal(cleanup)
+  try {
+    db = await createBenchDatabase()
+    pool = new pg.Pool({ connectionString: db.url, max: 2 })
+    const seedStart = performance.now()
+    const hosts = Math.max(10, Math.round(pages / 1000))
+    await seedPages(pool, { pages, hosts, baseline: true })
+    // Estimated change rates log-uniform over [0.01, 10] per day, as after some crawling.
+    await pool.query(`UPDATE pages SET changes_per_day = power(10, -2 + 3 * ((id * 7907) % 10007) / 10007.0), importance = 1 + (id % 7)`)
+    await pool.query('VACUUM ANALYZE pages')
+    const seedSeconds = (performance.now() - seedStart) / 1000
+    service = await startService(db.url)
+    http = new HttpPool(service.baseUrl, { connections: 8 })
+    // Budget: half a crawl per page per day on average.
+    await http.request({
+      method: 'PATCH',
+      path: '/v1/settings',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ budgetCrawlsPerDay: pages / 2 }),
+    }).then(async (r) => {
+      const text = await r.body.text()
+      if (r.statusCode !== 200) throw new Error(`PATCH /v1/settings → ${r.statusCode}: ${text.slice(0, 300)}`)
+    })
+
+    const optimizeTimes: number[] = []
+    const serverTimes: number[] = []
+    let pagesRetimedFirst = 0
+    for (let i = 0; i < options.optimizeRuns; i++) {
+      const s = performance.now()
+      const res = await http.request({ method: 'POST', path: '/v1/optimize' })
+      const text = await res.body.text()
+      if (res.statusCode !== 200) throw new Error(`POST /v1/optimize → ${res.statusCode}: ${text.slice(0, 300)}`)
+      optimizeTimes.push(performance.now() - s)
+      const body = JSON.parse(text) as { durationMs: number; pagesRetimed: number }
+      serverTimes.push(body.durationMs)
+      if (i === 0) pagesRetimedFirst = body.pagesRetimed
+    }
+    log(`${pages}: optimise ${optimizeTimes.map((t) => fmt(t, 0)).join(', ')} ms`)
+
+    await leaseLoop(http, 1, 10, false) // warm-up
+    const lease = await leaseLoop(http, 1, options.leaseCalls, false)
+    log(`${pages}: lease p50 ${fmt(lease.p50Ms)} ms, p99 ${fmt(lease.p99Ms)} ms, ${fmt(lease.pagesLeased / lease.calls)} pages per lease`)
+
+    const source = new BatchSource(pages, hosts, Math.min(500, pages))
+    await drive(4, 2, Number.MAX_SAFE_INTEGER, serviceSender(http, source)) // warm-up
+    const ingest = await drive(8, options.ingestSeconds, Number.MAX_SAFE_INTEGER, serviceSender(http, source))
+    log(`${pages}: ingest ${fmt(ingest.observationsPerSecond, 0)} obs/s`)
+
+
+    return {
+      pages,
+      seedSeconds,
+      ingestObservationsPerSecond: ingest.observationsPerSecond,
+      ingestP50Ms: ingest.p50Ms,
+      ingestP99Ms: ingest.p99Ms,
+      leaseP50Ms: lease.p50Ms,
+      leaseP99Ms: lease.p99Ms,
+      pagesPerLease: lease.pagesLeased / lease.calls,
+      optimizeFirstMs: optimizeTimes[0]!,
+      optimizeMedianMs: median(optimizeTimes.slice(1).length > 0 ? optimizeTimes.slice(1) : optimizeTimes),
+      optimizeServerMs: median(serverTimes),
+      pagesRetimedFirst,
+    }
+  } finally {
+    await cleanup()
+  }
+}
+
+async function main(): Promise<void> {
+  const sizes = argNumbers('--sizes', [10_000, 100_000, 1_000_000])
+  const options = {
+    ingestSeconds: argNumber('--ingest-seconds', 6),
+    leaseCalls: argNumber('--lease-calls', 100),
+    optimizeRuns: argNumber('--optimize-runs', 3),
+  }
+  const log = hasFlag('--json') ? () => {} : (line: string) => console.error(line)
+  const machine = await machineDescription()
+  const rows: GrowthRow[] = []
+  for (const pages of sizes) rows.push(await measureSize(pages, options, log))
+  if (hasFlag('--json')) {
+    console.log(JSON.stringify({ machine, options, rows }, null, 2))
+    return
+  }
+  console.log(`\n${machine}\n`)
+  console.log('| pages | ingest obs/s (8 clients) | ingest p50 / p99 ms | lease p50 / p99 ms (pages per lease) | optimise first run ms | optimise re-run ms (median) | seed s |')
+  console.log('|---:|---:|---:|---:|---:|---:|---:|')
+  for (const r of rows) {
+    console.log(
+      `| ${r.pages} | ${fmt(r.ingestObservationsPerSecond, 0)} | ${fmt(r.ingestP50Ms)} / ${fmt(r.ingestP99Ms)} | ${fmt(r.leaseP50Ms)} / ${fmt(r.leaseP99Ms)} (${fmt(r.pagesPerLease, 0)}) | ` +
+        `${fmt(r.optimizeFirstMs, 0)} (${r.pagesRetimedFirst} re-timed) | ${fmt(r.optimizeMedianMs, 0)} | ${fmt(r.seedSeconds)} |`,
+    )
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,215 @@
+// Lease benchmark: latency of POST /v1/leases (limit 100) with a large page table in Postgres.
+//
+//   node --import tsx bench/leases.ts [--pages 1000000] [--hosts 100] [--delay-hosts 10] [--calls 300]
+//                                     [--workers 4,8] [--worker-calls 100] [--runs 3] [--json]
+//
+// A fresh database recrawl_bench_<random> (dropped at the end) gets `pages` pages straight from
+// generate_series, due times spread evenly over ±1 day around now (about half are due), over
+// `hosts` hosts, plus `delay-hosts` small hosts (50 pages each) with minDelaySeconds = 1. The service runs as a child process.
+// Per run: `calls` sequential leases (one worker), then for each worker count that many concurrent
+// workers, each taking a lease and completing it by reporting a crawl of every page with its
+// leaseId (POST /v1/observations), `worker-calls` times. Lease latency is measured on the lease call
+// alone. Medians over the runs.
+import { pathToFileURL } from 'node:url'
+import pg from 'pg'
+import { Pool as HttpPool } from 'undici'
+import { seedPages } from './ingest.ts'
+import {
+  argNumber,
+  argNumbers,
+  cleanupOnSignal,
+  createBenchDatabase,
+  fmt,
+  hasFlag,
+  machineDescription,
+  median,
+  percentile,
+  startService,
+  type ServiceProcess,
+} from './support.ts'
+
+/** Pages of each host with minDelaySeconds. */
+const DELAY_HOST_PAGES = 50
+
+interface LeaseResponse {
+  leaseId: string
+  pages: { id: string; url: string; host: string; dueAt: string }[]
+}
+
+async function post<T>(http: HttpPool, path: string, body: unknown): Promise<T> {
+  const res = await http.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const text = await res.body.text()
+  if (res.statusCode !== 200) throw new Error(`POST ${path} → ${res.statusCode}: ${text.slice(0, 500)}`)
+  return JSON.parse(text) as T
+}
+
+export interface LeaseMeasurement {
+  workers: number
+  calls: number
+  pagesLeased: number
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  /** Latency of the completing POST /v1/observations (0 when not completing). */
+  reportP50Ms: number
+  reportP99Ms: number
+  /** Lease calls per second of wall time (including the time of the completing reports, when made). */
+  leasesPerSecond: number
+}
+
+/** `workers` loops of lease (+ optional completion); latency of the lease call only. */
+export async function leaseLoop(http: HttpPool, workers: number, callsPerWorker: number, complete: boolean): Promise<LeaseMeasurement> {
+  const latencies: number[] = []
+  const reportLatencies: number[] = []
+  let pagesLeased = 0
+  const crawledAt = new Date().toISOString()
+  const t0 = performance.now()
+  const worker = async (w: number) => {
+    for (let i = 0; i < callsPerWorker; i++) {
+      const s = performance.now()
+      const grant = await post<LeaseResponse>(http, '/v1/leases', { worker: `bench-${w}`, limit: 100, leaseSeconds: 600 })
+      latencies.push(performance.now() - s)
+      pagesLeased += grant.pages.length
+      if (complete && grant.pages.length > 0) {
+        const r = performance.now()
+        await post(http, '/v1/observations', {
+          observations: grant.pages.map((p) => ({ url: p.url, crawledAt, httpStatus: 200, contentHash: 'v1', leaseId: grant.leaseId })),
+        })
+        reportLatencies.push(performance.now() - r)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)))
+  const elapsedS = (performance.now() - t0) / 1000
+  return {
+    workers,
+    calls: latencies.length,
+    pagesLeased,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    maxMs: Math.max(...latencies),
+    leasesPerSecond: latencies.length / elapsedS,
+    reportP50Ms: percentile(reportLatencies, 0.5),
+    reportP99Ms: percentile(reportLatencies, 0.99),
+  }
+}
+
+export interface LeaseOptions {
+  pages: number
+  hosts: number
+  delayHosts: number
+  calls: number
+  workers: number[]
+  workerCalls: number
+  runs: number
+  log?: (line: string) => void
+}
+
+export interface LeaseResult {
+  sequential: LeaseMeasurement[]
+  concurrent: { workers: number; runs: LeaseMeasurement[] }[]
+  /** Time to seed the pages and hosts. */
+  seedSeconds: number
+}
+
+export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseResult> {
+  const log = options.log ?? (() => {})
+  const db = await createBenchDatabase()
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 })
+  let service: ServiceProcess | null = null
+  let http: HttpPool | null = null
+  const cleanup = async () => {
+    await http?.destroy().catch(() => {})
+    await service?.stop().catch(() => {})
+    await pool.end().catch(() => {})
+    await db.drop()
+  }
+  cleanupOnSignal(cleanup)
+  try {
+    const seedStart = performance.now()
+    log(`database ${db.name}: seeding ${options.pages} pages`)
+    await seedPages(pool, { pages: options.pages, hosts: options.hosts, baseline: false })
+    // Polite hosts are small (DELAY_HOST_PAGES pages each): a host whose due backlog outgrows its
+    // minDelaySeconds fills the candidate window of every lease (see BENCHMARKS.md "Leases").
+    await pool.query(
+      `UPDATE pages SET url = 'https://slow' || (id % $1::int) || '.example/p/' || id, host = 'slow' || (id % $1::int) || '.example'
+       WHERE id <= $1::int * $2::int`,
+      [options.delayHosts, DELAY_HOST_PAGES],
+    )
+    await pool.query(
+      `INSERT INTO hosts (host, min_delay_seconds) SELECT 'slow' || i || '.example', 1 FROM generate_series(0, $1::int - 1) AS i`,
+      [options.delayHosts],
+    )
+    await pool.query('VACUUM ANALYZE pages')
+    const seedSeconds = (performance.now() - seedStart) / 1000
+    service = await startService(db.url)
+    http = new HttpPool(service.baseUrl, { connections: Math.max(8, ...options.workers) })
+    await leaseLoop(http, 1, 20, false) // warm-up
+    const result: LeaseResult = { sequential: [], concurrent: options.workers.map((w) => ({ workers: w, runs: [] })), seedSeconds }
+    for (let run = 1; run <= options.runs; run++) {
+      const s = await leaseLoop(http, 1, options.calls, false)
+      result.sequential.push(s)
+      log(`run ${run} sequential: p50 ${fmt(s.p50Ms)} ms, p99 ${fmt(s.p99Ms)} ms, ${s.pagesLeased} pages`)
+      for (const c of result.concurrent) {
+        const m = await leaseLoop(http, c.workers, options.workerCalls, true)
+        c.runs.push(m)
+        log(`run ${run} ${c.workers} workers: p50 ${fmt(m.p50Ms)} ms, p99 ${fmt(m.p99Ms)} ms, ${fmt(m.leasesPerSecond)} leases/s`)
+      }
+    }
+    return result
+  } finally {
+    await cleanup()
+  }
+}
+
+export function summarizeLeases(ms: LeaseMeasurement[]) {
+  return {
+    p50Ms: median(ms.map((m) => m.p50Ms)),
+    p99Ms: median(ms.map((m) => m.p99Ms)),
+    leasesPerSecond: median(ms.map((m) => m.leasesPerSecond)),
+    reportP50Ms: median(ms.map((m) => m.reportP50Ms)),
+    reportP99Ms: median(ms.map((m) => m.reportP99Ms)),
+    pagesPerLease: ms.reduce((a, m) => a + m.pagesLeased, 0) / Math.max(1, ms.reduce((a, m) => a + m.calls, 0)),
+  }
+}
+
+async function main(): Promise<void> {
+  const options: LeaseOptions = {
+    pages: argNumber('--pages', 1_000_000),
+    hosts: argNumber('--hosts', 100),
+    delayHosts: argNumber('--delay-hosts', 10),
+    calls: argNumber('--calls', 300),
+    workers: argNumbers('--workers', [4, 8]),
+    workerCalls: argNumber('--worker-calls', 100),
+    runs: argNumber('--runs', 3),
+    log: hasFlag('--json') ? () => {} : (line) => console.error(line),
+  }
+  const machine = await machineDescription()
+  const result = await runLeaseBenchmark(options)
+  const rows = [
+    { label: '1 (lease only)', ...summarizeLeases(result.sequential) },
+    ...result.concurrent.map((c) => ({ label: `${c.workers} (lease + report)`, ...summarizeLeases(c.runs) })),
+  ]
+  if (hasFlag('--json')) {
+    console.log(JSON.stringify({ machine, options: { ...options, log: undefined }, summary: rows, result }, null, 2))
+    return
+  }
+  console.log(`\n${machine}`)
+  console.log(
+    `${options.pages} pages (about half due), ${options.hosts} hosts + ${options.delayHosts} hosts of ${DELAY_HOST_PAGES} pages with minDelaySeconds 1, limit 100, ` +
+      `seeded in ${fmt(result.seedSeconds)} s; medians of ${options.runs} runs\n`,
+  )
+  console.log('| workers | lease p50 ms | lease p99 ms | report p50 ms | report p99 ms | leases/s | pages per lease |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|')
+  for (const r of rows) {
+    const report = r.reportP50Ms > 0 ? `${fmt(r.reportP50Ms)} | ${fmt(r.reportP99Ms)}` : '– | –'
+    console.log(`| ${r.label} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${report} | ${fmt(r.leasesPerSecond)} | ${fmt(r.pagesPerLease)} |`)
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err)
+    process.exit(1)
+  })
+}
