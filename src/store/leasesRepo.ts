@@ -31,6 +31,8 @@ export async function lockDuePages(
      FROM pages p
      WHERE p.lease_id IS NULL AND p.next_crawl_at <= $1
        AND ($3::text[] IS NULL OR p.host = ANY($3::text[]))
+       -- hosts still inside their politeness delay cannot be served: do not let them take candidate slots
+       AND NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host = p.host AND h.next_lease_at > $1)
      ORDER BY p.next_crawl_at, p.importance DESC, p.id
      LIMIT $2
      FOR UPDATE SKIP LOCKED`,
