@@ -16,6 +16,7 @@ commands:
   list-keys                          list API keys (never the keys themselves)
   revoke-key --id <uuid>             revoke a key
   openapi [--check]                  write openapi/openapi.json from the code (--check: fail if it differs)
+  simulate [options]                 freshness benchmark against baselines and the oracle (simulate --help)
 
 configuration comes from the environment (see README): DATABASE_URL, DATA_DIR, HOST, PORT, LOG_LEVEL, …`
 
@@ -23,6 +24,11 @@ export const OPENAPI_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '..
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
+  if (command === 'simulate') {
+    // Needs no configuration or database; loaded on demand.
+    const { runSimulateCommand } = await import('./sim/cli.ts')
+    return runSimulateCommand(rest)
+  }
   const { values } = parseArgs({
     args: rest,
     options: { role: { type: 'string' }, name: { type: 'string' }, id: { type: 'string' }, check: { type: 'boolean' } },

@@ -1,0 +1,185 @@
+/**
+ * `recrawl simulate`: the freshness benchmark of MATH.md section 4 (tables per workload, --json for
+ * machines), and `simulate --e2e` against a running service with a simulated clock.
+ */
+import { availableParallelism } from 'node:os'
+import { parseArgs } from 'node:util'
+import { runEndToEnd, DEFAULT_E2E_OPTIONS } from './e2e.ts'
+import { runTasks, type ParallelProgress } from './parallel.ts'
+import { groupResults, checkGoals, renderMarkdown, renderText } from './report.ts'
+import { DEFAULT_SIM_OPTIONS, IMPORTANCE_KINDS, planTasks, selectPolicies, WORKLOADS, type SimOptions, type Workload } from './runner.ts'
+import type { ImportanceKind } from './universe.ts'
+
+export const SIMULATE_USAGE = `usage: recrawl simulate [options]
+
+  --workload <list>      ${WORKLOADS.join(', ')} (default: all)
+  --importance <list>    zipf, equal (default: both)
+  --policy <list>        uniform, proportional, nutch, oracle-periodic, oracle-poisson, recrawl-<estimator>-<schedule>;
+                         a prefix selects several (e.g. recrawl-mle, recrawl); oracle-periodic always runs
+  --pages <n>            pages per universe (default ${DEFAULT_SIM_OPTIONS.pageCount}; replay samples this many files)
+  --days <d>             simulated horizon in days (default ${DEFAULT_SIM_OPTIONS.horizonDays})
+  --warmup-days <d>      freshness is scored after this (default: a third of the horizon)
+  --seed <n>             (default ${DEFAULT_SIM_OPTIONS.seed})
+  --crawls-per-page <r>  synthetic budget R = r × pages crawls/day (default ${DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay})
+  --replay-crawls-per-change <k>  replay budget R = k × total change rate (default ${DEFAULT_SIM_OPTIONS.replayCrawlsPerChange})
+  --reoptimize-days <d>  simulated days between two solves of recrawl's loop (default ${DEFAULT_SIM_OPTIONS.reoptimizeDays})
+  --scheduled            crawl each policy exactly at its own due times instead of on the budget-limited
+                         fleet (R crawls/day, most overdue first); crawls may then exceed the budget
+  --jobs <n>             parallel processes (default: number of cores)
+  --json                 machine-readable output
+  --markdown             Markdown tables
+
+  --e2e --url <url>      drive a running service (SIMULATED_CLOCK=true) over HTTP instead; loopback only.
+                         Uses --pages (default ${DEFAULT_E2E_OPTIONS.pageCount}), --days (default ${DEFAULT_E2E_OPTIONS.horizonDays}), --seed, --crawls-per-page,
+                         --reoptimize-days, --workload (one synthetic workload) and --importance (one).`
+
+const list = (value: string | undefined): string[] | null => (value === undefined ? null : value.split(',').map((s) => s.trim()).filter(Boolean))
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!(n > 0) || !Number.isFinite(n)) throw new UsageError(`--${name} must be a positive number, got ${value}`)
+  return n
+}
+
+class UsageError extends Error {}
+
+export async function runSimulateCommand(args: string[]): Promise<number> {
+  let values
+  try {
+    values = parseArgs({
+      args,
+      options: {
+        workload: { type: 'string' },
+        importance: { type: 'string' },
+        policy: { type: 'string' },
+        pages: { type: 'string' },
+        days: { type: 'string' },
+        'warmup-days': { type: 'string' },
+        seed: { type: 'string' },
+        'crawls-per-page': { type: 'string' },
+        'replay-crawls-per-change': { type: 'string' },
+        'reoptimize-days': { type: 'string' },
+        'replay-dir': { type: 'string' },
+        jobs: { type: 'string' },
+        json: { type: 'boolean' },
+        scheduled: { type: 'boolean' },
+        markdown: { type: 'boolean' },
+        e2e: { type: 'boolean' },
+        url: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    }).values
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${SIMULATE_USAGE}`)
+    return 2
+  }
+  if (values.help) {
+    console.log(SIMULATE_USAGE)
+    return 0
+  }
+  try {
+    const seed = values.seed === undefined ? DEFAULT_SIM_OPTIONS.seed : Number.parseInt(values.seed, 10)
+    if (!Number.isInteger(seed)) throw new UsageError('--seed must be an integer')
+    const workloads = list(values.workload) ?? [...WORKLOADS]
+    for (const w of workloads) if (!(WORKLOADS as readonly string[]).includes(w)) throw new UsageError(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`)
+    const importance = list(values.importance) ?? [...IMPORTANCE_KINDS]
+    for (const k of importance) if (!IMPORTANCE_KINDS.includes(k as ImportanceKind)) throw new UsageError(`unknown importance ${k}; known: zipf, equal`)
+
+    if (values.e2e) {
+      if (!values.url) throw new UsageError('--e2e needs --url (e.g. http://127.0.0.1:8080)')
+      const horizonDays = positive('days', values.days, DEFAULT_E2E_OPTIONS.horizonDays)
+      const report = await runEndToEnd({
+        ...DEFAULT_E2E_OPTIONS,
+        url: values.url,
+        workload: (workloads[0] ?? DEFAULT_E2E_OPTIONS.workload) as Workload,
+        importance: (importance[0] ?? DEFAULT_E2E_OPTIONS.importance) as ImportanceKind,
+        pageCount: Math.round(positive('pages', values.pages, DEFAULT_E2E_OPTIONS.pageCount)),
+        horizonDays,
+        warmupDays: values['warmup-days'] === undefined ? horizonDays / 3 : Number(values['warmup-days']),
+        seed,
+        crawlsPerPagePerDay: positive('crawls-per-page', values['crawls-per-page'], DEFAULT_E2E_OPTIONS.crawlsPerPagePerDay),
+        reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_E2E_OPTIONS.reoptimizeDays),
+        log: (line) => console.error(line),
+      })
+      console.log(values.json ? JSON.stringify(report, null, 2) : report.text)
+      return 0
+    }
+
+    const horizonDays = positive('days', values.days, DEFAULT_SIM_OPTIONS.horizonDays)
+    const warmupDays = values['warmup-days'] === undefined ? horizonDays / 3 : Number(values['warmup-days'])
+    if (!(warmupDays >= 0 && warmupDays < horizonDays)) throw new UsageError('--warmup-days must be in [0, days)')
+    const options: SimOptions = {
+      pageCount: Math.round(positive('pages', values.pages, DEFAULT_SIM_OPTIONS.pageCount)),
+      horizonDays,
+      warmupDays,
+      seed,
+      crawlsPerPagePerDay: positive('crawls-per-page', values['crawls-per-page'], DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay),
+      replayCrawlsPerChange: positive('replay-crawls-per-change', values['replay-crawls-per-change'], DEFAULT_SIM_OPTIONS.replayCrawlsPerChange),
+      reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_SIM_OPTIONS.reoptimizeDays),
+      replayDir: values['replay-dir'] ?? DEFAULT_SIM_OPTIONS.replayDir,
+      engineMode: values.scheduled ? 'scheduled' : 'fleet',
+    }
+    const policies = selectPolicies(list(values.policy))
+    const tasks = planTasks(workloads as Workload[], importance as ImportanceKind[], policies)
+    const jobs = Math.round(positive('jobs', values.jobs, availableParallelism()))
+
+    const started = Date.now()
+    const progress = progressReporter(started)
+    const results = await runTasks(tasks, options, jobs, progress.update)
+    progress.finish()
+    const groups = groupResults(results)
+    const elapsedSeconds = (Date.now() - started) / 1000
+    if (values.json) {
+      console.log(JSON.stringify({ options, elapsedSeconds, groups, goals: checkGoals(groups) }, null, 2))
+    } else if (values.markdown) {
+      console.log(renderMarkdown(groups, options))
+      console.log(`\n(${tasks.length} runs in ${elapsedSeconds.toFixed(0)} s, ${jobs} processes)`)
+    } else {
+      console.log(renderText(groups, options))
+      console.log(`\n${tasks.length} runs in ${elapsedSeconds.toFixed(0)} s (${jobs} processes)`)
+    }
+    return 0
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${SIMULATE_USAGE}`)
+      return 2
+    }
+    throw err
+  }
+}
+
+/** A bar on a TTY; otherwise one line every PLAIN_PROGRESS_MS. */
+const PLAIN_PROGRESS_MS = 15_000
+const BAR_WIDTH = 30
+
+function progressReporter(startedMs: number) {
+  const tty = process.stderr.isTTY === true
+  let lastPlain = startedMs
+  let lastDraw = 0
+  const line = (p: ParallelProgress) => {
+    const fraction = p.total > 0 ? p.work / p.total : 1
+    const seconds = (Date.now() - startedMs) / 1000
+    const eta = fraction > 0.02 ? ` eta ${Math.max(0, seconds / fraction - seconds).toFixed(0)}s` : ''
+    return { fraction, text: `${p.done}/${p.total} runs ${(fraction * 100).toFixed(0)}% ${seconds.toFixed(0)}s${eta}` }
+  }
+  return {
+    update(p: ParallelProgress) {
+      const now = Date.now()
+      const { fraction, text } = line(p)
+      if (tty) {
+        if (now - lastDraw < 100 && p.done < p.total) return
+        lastDraw = now
+        const filled = Math.round(fraction * BAR_WIDTH)
+        process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${text}   `)
+      } else if (now - lastPlain >= PLAIN_PROGRESS_MS) {
+        lastPlain = now
+        process.stderr.write(`simulate: ${text}\n`)
+      }
+    },
+    finish() {
+      if (tty) process.stderr.write('\n')
+    },
+  }
+}

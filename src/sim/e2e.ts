@@ -1,0 +1,204 @@
+/**
+ * End-to-end freshness run against a live service started with SIMULATED_CLOCK=true: this process
+ * plays the crawler fleet over HTTP, the service schedules. Simulated time starts at SIM_START and
+ * moves in steps through `PUT /v1/clock`; at each step the fleet takes every due page
+ * (`POST /v1/leases`), "crawls" it against the known change times, and reports the result with the
+ * lease id (`POST /v1/observations`); `POST /v1/optimize` runs every reoptimize period. Freshness is
+ * scored exactly as in the in-process engine and compared with the in-process oracle, loop and Nutch
+ * on the same universe and budget. Loopback only, bounded in steps and wall time.
+ */
+import { createRandom } from '../math/random.ts'
+import { FreshnessTracker, runPolicy } from './engine.ts'
+import { createPolicy, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
+import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload } from './universe.ts'
+
+export interface EndToEndOptions {
+  url: string
+  workload: Workload
+  importance: ImportanceKind
+  pageCount: number
+  horizonDays: number
+  warmupDays: number
+  seed: number
+  crawlsPerPagePerDay: number
+  reoptimizeDays: number
+  /** Simulated days between two clock steps of the fleet. */
+  stepDays: number
+  /** The run is abandoned after this much wall time. */
+  maxWallSeconds: number
+  log: (line: string) => void
+}
+
+export const DEFAULT_E2E_OPTIONS: Omit<EndToEndOptions, 'url' | 'log'> = {
+  workload: 'poisson',
+  importance: 'equal',
+  pageCount: 200,
+  horizonDays: 30,
+  warmupDays: 10,
+  seed: 1,
+  crawlsPerPagePerDay: 1,
+  reoptimizeDays: 1,
+  stepDays: 1 / 48,
+  maxWallSeconds: 900,
+}
+
+/** Simulated time 0 (the service's simulated clock starts at the epoch and is moved here first). */
+export const SIM_START_MS = Date.UTC(2026, 0, 1)
+const MS_PER_DAY = 86_400_000
+/** Most pages per lease and per observation batch (the lease endpoint's own limit). */
+const BATCH = 1000
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
+
+export interface EndToEndReport {
+  options: Omit<EndToEndOptions, 'log'>
+  budgetCrawlsPerDay: number
+  service: { freshness: number; crawls: number; crawlsUsed: number; requests: number; wallSeconds: number }
+  inProcess: { policy: string; freshness: number; crawlsUsed: number }[]
+  /** Service freshness / in-process oracle-periodic freshness. */
+  ratioToOracle: number
+  text: string
+}
+
+class HttpError extends Error {}
+
+export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndReport> {
+  const base = new URL(options.url)
+  if (!LOOPBACK.has(base.hostname)) throw new Error(`--e2e only drives a service on loopback, not ${base.hostname}`)
+  if (options.workload.startsWith('replay')) throw new Error('--e2e runs a synthetic workload (poisson, pareto, weibull, drift)')
+  const started = Date.now()
+  let requests = 0
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    if ((Date.now() - started) / 1000 > options.maxWallSeconds) throw new Error(`e2e run exceeded ${options.maxWallSeconds} s of wall time`)
+    requests++
+    const response = await fetch(new URL(path, base), {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? null : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    })
+    const text = await response.text()
+    if (!response.ok) throw new HttpError(`${method} ${path} → ${response.status}: ${text.slice(0, 500)}`)
+    return (text === '' ? null : JSON.parse(text)) as T
+  }
+
+  const universe = syntheticUniverse({
+    workload: options.workload as SyntheticWorkload,
+    importanceKind: options.importance,
+    pageCount: options.pageCount,
+    horizonDays: options.horizonDays,
+    warmupDays: options.warmupDays,
+    crawlsPerPagePerDay: options.crawlsPerPagePerDay,
+    random: createRandom(deriveSeed(options.seed, 'changes', options.workload)),
+    importanceRandom: createRandom(deriveSeed(options.seed, 'importance', options.workload, options.importance)),
+  })
+  const n = universe.pageCount
+  const urlOf = (i: number) => `https://sim-${i % 16}.example/page/${i}`
+  const indexOf = new Map<string, number>()
+  for (let i = 0; i < n; i++) indexOf.set(urlOf(i), i)
+
+  // Preconditions: a simulated clock, and no pages of anyone else spending the budget.
+  try {
+    await call('GET', '/v1/clock')
+  } catch (err) {
+    throw new Error(`the service has no simulated clock (start it with SIMULATED_CLOCK=true): ${err instanceof Error ? err.message : err}`)
+  }
+  const existing = await call<{ pages: unknown[] }>('GET', '/v1/pages?limit=1')
+  if (existing.pages.length > 0) throw new Error('the service already has pages: start it on an empty database (e.g. a fresh DATA_DIR)')
+
+  const isoAt = (days: number) => new Date(SIM_START_MS + Math.round(days * MS_PER_DAY)).toISOString()
+  await call('PUT', '/v1/clock', { now: isoAt(0) })
+  await call('PATCH', '/v1/settings', { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, reoptimizeSeconds: 86_400 })
+  for (let from = 0; from < n; from += BATCH) {
+    const pages = []
+    for (let i = from; i < Math.min(n, from + BATCH); i++) pages.push({ url: urlOf(i), importance: universe.importance[i]! })
+    await call('PUT', '/v1/pages', { pages })
+  }
+  options.log(`e2e: registered ${n} pages, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, horizon ${options.horizonDays} days`)
+
+  const tracker = new FreshnessTracker(universe)
+  let crawls = 0
+  let previousStepDays = 0
+  let nextOptimizeDays = 0
+  const steps = Math.ceil(options.horizonDays / options.stepDays)
+  let lastLog = Date.now()
+  for (let k = 0; k <= steps; k++) {
+    const nowDays = Math.min(options.horizonDays, k * options.stepDays)
+    await call('PUT', '/v1/clock', { now: isoAt(nowDays) })
+    if (nowDays >= nextOptimizeDays) {
+      await call('POST', '/v1/optimize', {})
+      nextOptimizeDays += options.reoptimizeDays
+    }
+    for (;;) {
+      const lease = await call<{ leaseId: string; pages: { url: string; dueAt: string }[] }>('POST', '/v1/leases', {
+        worker: 'simulate-e2e',
+        limit: BATCH,
+        leaseSeconds: 3600,
+      })
+      if (lease.pages.length === 0) break
+      const items = []
+      for (const page of lease.pages) {
+        const i = indexOf.get(page.url)
+        if (i === undefined) continue
+        // Crawled when due, but not before the previous step (the fleet looks once per step).
+        const dueDays = (Date.parse(page.dueAt) - SIM_START_MS) / MS_PER_DAY
+        const last = tracker.lastCrawlDays(i) ?? -1
+        const atMs = Math.round(Math.max(dueDays, previousStepDays, last + 1 / MS_PER_DAY) * MS_PER_DAY)
+        const crawlDays = atMs / MS_PER_DAY
+        const outcome = tracker.crawl(i, crawlDays)
+        crawls++
+        items.push({
+          url: page.url,
+          crawledAt: isoAt(crawlDays),
+          changed: outcome.changed,
+          ...(outcome.ageDays === null ? {} : { lastModified: isoAt(crawlDays - outcome.ageDays) }),
+          leaseId: lease.leaseId,
+        })
+      }
+      await call('POST', '/v1/observations', { observations: items })
+      if (lease.pages.length < BATCH) break
+    }
+    previousStepDays = nowDays
+    if (Date.now() - lastLog > 10_000) {
+      lastLog = Date.now()
+      options.log(`e2e: day ${nowDays.toFixed(2)} of ${options.horizonDays}, ${crawls} crawls, ${requests} requests`)
+    }
+  }
+  const { freshness } = tracker.finish()
+  const budgetCrawls = universe.budgetCrawlsPerDay * options.horizonDays
+  const wallSeconds = (Date.now() - started) / 1000
+
+  const simOptions: SimOptions = {
+    ...DEFAULT_SIM_OPTIONS,
+    pageCount: options.pageCount,
+    horizonDays: options.horizonDays,
+    warmupDays: options.warmupDays,
+    seed: options.seed,
+    crawlsPerPagePerDay: options.crawlsPerPagePerDay,
+    reoptimizeDays: options.reoptimizeDays,
+  }
+  const inProcess = ['oracle-periodic', 'recrawl-mle-periodic', 'nutch', 'proportional', 'uniform'].map((policy) => {
+    const r = runPolicy(universe, createPolicy(policy, universe, simOptions, [options.workload, options.importance]), { mode: 'fleet' })
+    return { policy, freshness: r.freshness, crawlsUsed: r.crawls / r.budgetCrawls }
+  })
+  const oracle = inProcess[0]!.freshness
+  const ratioToOracle = oracle > 0 ? freshness / oracle : 0
+  const lines = [
+    `end-to-end: ${options.workload}, ${options.importance} importance, ${n} pages, ${options.horizonDays} simulated days from ${isoAt(0)}, ` +
+      `warm-up ${options.warmupDays} days, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, fleet step ${(options.stepDays * 1440).toFixed(0)} min, ` +
+      `optimize every ${options.reoptimizeDays} day(s)`,
+    `  service over HTTP     F ${freshness.toFixed(4)}  F/oracle ${ratioToOracle.toFixed(3)}  crawls/budget ${(crawls / budgetCrawls).toFixed(3)}  (${requests} requests, ${wallSeconds.toFixed(0)} s)`,
+    ...inProcess.map(
+      (r) =>
+        `  in-process ${r.policy.padEnd(22)} F ${r.freshness.toFixed(4)}  F/oracle ${(oracle > 0 ? r.freshness / oracle : 0).toFixed(3)}  crawls/budget ${r.crawlsUsed.toFixed(3)}`,
+    ),
+  ]
+  const { log: _log, ...reportedOptions } = options
+  return {
+    options: reportedOptions,
+    budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
+    service: { freshness, crawls, crawlsUsed: crawls / budgetCrawls, requests, wallSeconds },
+    inProcess,
+    ratioToOracle,
+    text: lines.join('\n'),
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * Discrete-event crawl simulation (MATH.md section 4). Events are crawls, taken from a priority
+ * queue of per-page due times; between two crawls of a page its freshness is known exactly from the
+ * change times: the copy taken at t is fresh until the page's first change after t.
+ *
+ * Two ways to spend the budget:
+ * - `scheduled`: every page is crawled exactly at its due time. For policies whose rates sum to R;
+ *   the crawls are counted and reported next to the budget R × horizon.
+ * - `fleet`: a crawler fleet that completes R crawls per day: each crawl occupies it for 1/R days,
+ *   and when free it crawls the most overdue due page (as the service's leases hand them out), or
+ *   waits for the next one to come due. Crawls can never exceed R × horizon. Needed by policies
+ *   without a budget of their own (Nutch); the benchmark runs every policy this way by default.
+ */
+import { DueQueue } from './dueQueue.ts'
+import type { Universe } from './universe.ts'
+
+/** What one crawl tells the crawler. */
+export interface CrawlOutcome {
+  /** The page changed since this policy's previous crawl (or since time 0 on the first crawl). */
+  changed: boolean
+  /** Crawl time − Last-Modified (time of the latest change at or before the crawl), or null if none yet. */
+  ageDays: number | null
+  /** This is the policy's first crawl of the page. */
+  first: boolean
+}
+
+export interface PolicyContext {
+  readonly universe: Universe
+  /** Moves a page's due time (days; +Infinity = never). */
+  setDue(page: number, dueDays: number): void
+  dueDays(page: number): number
+  /** Last crawl time of the page by this policy, or null. */
+  lastCrawlDays(page: number): number | null
+}
+
+export interface SimPolicy {
+  readonly name: string
+  readonly mode: 'scheduled' | 'fleet'
+  /** Sets every page's first due time through ctx.setDue. */
+  start(ctx: PolicyContext): void
+  /** Called after each crawl; returns the page's next due time (days; +Infinity = never). */
+  onCrawl(page: number, nowDays: number, outcome: CrawlOutcome, ctx: PolicyContext): number
+  /** When set, onTick runs at 0, tickDays, 2·tickDays, … before the crawls due at the same time. */
+  readonly tickDays?: number
+  onTick?(nowDays: number, ctx: PolicyContext): void
+  /** Current change-rate estimates (changes per day, NaN = none), for estimating policies. */
+  estimates?(): Float64Array
+  /** Crawl intervals each page's estimate rests on (with `estimates`). */
+  intervalCounts?(): Int32Array
+}
+
+export interface RunResult {
+  /** Σ μ · fresh time / (Σ μ · window), window = [warmup, horizon]. */
+  freshness: number
+  /** Same with every μ = 1. */
+  unweightedFreshness: number
+  crawls: number
+  /** R × horizon. */
+  budgetCrawls: number
+  /** Crawls inside the scoring window, and R × window. */
+  windowCrawls: number
+  windowBudgetCrawls: number
+  /** Median over pages with Δ > 0 of |Δ̂ − Δ|/Δ at the end of the run (no estimate counts as 1); null for non-estimating policies. */
+  medianRelativeError: number | null
+  /** Median of Δ̂/Δ (bias direction); null for non-estimating policies. */
+  medianEstimateRatio: number | null
+  /**
+   * Median of Δ̂/Δ over pages with at least WELL_OBSERVED_INTERVALS intervals: the estimator's bias
+   * where it has data (MATH.md 1.4), apart from pages it starved. Null when no such page.
+   */
+  medianEstimateRatioWellObserved: number | null
+  /** Fresh days of each page inside the window (for diagnostics and tests). */
+  pageFreshDays: Float64Array
+}
+
+export interface RunOptions {
+  /** Called now and then with the fraction of simulated time done. */
+  onProgress?: (fraction: number) => void
+  /** Overrides the policy's own mode, e.g. to put every policy on the budget-limited fleet. */
+  mode?: 'scheduled' | 'fleet'
+}
+
+/** Pages with at least this many intervals count as well observed. */
+export const WELL_OBSERVED_INTERVALS = 20
+
+/** Two crawls of one page are at least this far apart (about 0.09 s), so no policy can stall time. */
+export const MIN_GAP_DAYS = 1e-6
+
+/** Index of the first entry of a[from..to) greater than x (a ascending). */
+function firstAfter(a: Float64Array, from: number, to: number, x: number): number {
+  // Gallop: crawls usually skip few changes.
+  let step = 1
+  let lo = from
+  let hi = from
+  while (hi < to && a[hi]! <= x) {
+    lo = hi + 1
+    hi += step
+    step *= 2
+  }
+  if (hi > to) hi = to
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (a[mid]! <= x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * Exact freshness bookkeeping for one policy over one universe: each page's copy is fresh from its
+ * last crawl until the page's next change; only time inside [warmup, horizon] counts.
+ */
+export class FreshnessTracker {
+  private readonly lastCrawl: Float64Array
+  private readonly crawled: Uint8Array
+  private readonly nextChange: Int32Array
+  readonly freshDays: Float64Array
+
+  constructor(private readonly universe: Universe) {
+    const n = universe.pageCount
+    this.lastCrawl = new Float64Array(n) // the copy at time 0 is in sync
+    this.crawled = new Uint8Array(n)
+    this.nextChange = Int32Array.from(universe.changeOffsets.subarray(0, n))
+    this.freshDays = new Float64Array(n)
+  }
+
+  lastCrawlDays(page: number): number | null {
+    return this.crawled[page] ? this.lastCrawl[page]! : null
+  }
+
+  private addFresh(page: number, from: number, to: number): void {
+    const { warmupDays, horizonDays } = this.universe
+    const a = from > warmupDays ? from : warmupDays
+    const b = to < horizonDays ? to : horizonDays
+    if (b > a) this.freshDays[page] = this.freshDays[page]! + (b - a)
+  }
+
+  /** Records a crawl of `page` at `nowDays` (not before its previous crawl) and returns what it saw. */
+  crawl(page: number, nowDays: number): CrawlOutcome {
+    const { changeDays, changeOffsets } = this.universe
+    const end = changeOffsets[page + 1]!
+    const ptr = this.nextChange[page]!
+    const firstChange = ptr < end ? changeDays[ptr]! : Number.POSITIVE_INFINITY
+    this.addFresh(page, this.lastCrawl[page]!, firstChange < nowDays ? firstChange : nowDays)
+    const changed = firstChange <= nowDays
+    const after = changed ? firstAfter(changeDays, ptr, end, nowDays) : ptr
+    this.nextChange[page] = after
+    const ageDays = after > changeOffsets[page]! ? nowDays - changeDays[after - 1]! : null
+    const first = this.crawled[page] === 0
+    this.lastCrawl[page] = nowDays
+    this.crawled[page] = 1
+    return { changed, ageDays, first }
+  }
+
+  /** Closes every page's last fresh spell at the horizon; returns weighted and unweighted F. */
+  finish(): { freshness: number; unweightedFreshness: number } {
+    const { pageCount: n, changeDays, changeOffsets, importance, horizonDays, warmupDays } = this.universe
+    let weightedFresh = 0
+    let weightSum = 0
+    let fresh = 0
+    for (let i = 0; i < n; i++) {
+      const end = changeOffsets[i + 1]!
+      const ptr = this.nextChange[i]!
+      this.addFresh(i, this.lastCrawl[i]!, ptr < end ? changeDays[ptr]! : Number.POSITIVE_INFINITY)
+      weightedFresh += importance[i]! * this.freshDays[i]!
+      weightSum += importance[i]!
+      fresh += this.freshDays[i]!
+    }
+    const windowDays = horizonDays - warmupDays
+    return {
+      freshness: weightSum > 0 ? weightedFresh / (weightSum * windowDays) : 1,
+      unweightedFreshness: n > 0 ? fresh / (n * windowDays) : 1,
+    }
+  }
+}
+
+export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOptions = {}): RunResult {
+  const { pageCount: n, horizonDays: horizon, warmupDays: warmup } = universe
+  const queue = new DueQueue(n)
+  const tracker = new FreshnessTracker(universe)
+  const ctx: PolicyContext = {
+    universe,
+    setDue: (page, dueDays) => queue.set(page, dueDays),
+    dueDays: (page) => queue.dueDays[page]!,
+    lastCrawlDays: (page) => tracker.lastCrawlDays(page),
+  }
+
+  let crawls = 0
+  let windowCrawls = 0
+  const crawl = (page: number, t: number) => {
+    const outcome = tracker.crawl(page, t)
+    crawls++
+    if (t >= warmup) windowCrawls++
+    const next = policy.onCrawl(page, t, outcome, ctx)
+    queue.set(page, next >= t + MIN_GAP_DAYS ? next : t + MIN_GAP_DAYS)
+  }
+
+  policy.start(ctx)
+  const tickDays = policy.onTick && policy.tickDays && policy.tickDays > 0 ? policy.tickDays : Number.POSITIVE_INFINITY
+  let nextTick = tickDays < Number.POSITIVE_INFINITY ? 0 : Number.POSITIVE_INFINITY
+  let tickCount = 0
+  const progressEvery = Math.max(1, horizon / 50)
+  let nextProgress = progressEvery
+
+  if ((options.mode ?? policy.mode) === 'scheduled') {
+    // A re-timed page may be due in the past (periodic: last crawl + 1/ρ < now): it is crawled now.
+    let clock = 0
+    for (;;) {
+      const due = queue.peekDueDays()
+      const t = due < clock ? clock : due
+      if (nextTick <= t && nextTick <= horizon) {
+        clock = nextTick
+        policy.onTick!(nextTick, ctx)
+        tickCount++
+        nextTick = tickCount * tickDays
+        continue
+      }
+      if (t > horizon) break
+      if (t >= nextProgress) {
+        options.onProgress?.(t / horizon)
+        nextProgress += progressEvery
+      }
+      clock = t
+      crawl(queue.peek(), t)
+    }
+  } else {
+    // Each crawl occupies the fleet for 1/R days; when free, it takes the most overdue due page.
+    const crawlDays = 1 / universe.budgetCrawlsPerDay
+    const maxCrawls = Math.floor(universe.budgetCrawlsPerDay * horizon)
+    let free = 0
+    let clock = 0
+    while (crawls < maxCrawls) {
+      const due = queue.peekDueDays()
+      let t = due > free ? due : free
+      if (t < clock) t = clock
+      if (nextTick <= t && nextTick <= horizon) {
+        clock = nextTick
+        policy.onTick!(nextTick, ctx)
+        tickCount++
+        nextTick = tickCount * tickDays
+        continue
+      }
+      if (t > horizon) break
+      if (t >= nextProgress) {
+        options.onProgress?.(t / horizon)
+        nextProgress += progressEvery
+      }
+      clock = t
+      crawl(queue.peek(), t)
+      free = t + crawlDays
+    }
+  }
+
+  const { freshness, unweightedFreshness } = tracker.finish()
+  const estimates = policy.estimates?.() ?? null
+  const estimateStats = estimates ? estimateErrors(estimates, universe.trueChangesPerDay) : null
+  let wellObserved: number | null = null
+  const counts = policy.intervalCounts?.() ?? null
+  if (estimates && counts) {
+    const subset = Float64Array.from(estimates, (e, i) => (counts[i]! >= WELL_OBSERVED_INTERVALS ? e : Number.NaN))
+    const truth = Float64Array.from(universe.trueChangesPerDay, (d, i) => (counts[i]! >= WELL_OBSERVED_INTERVALS ? d : 0))
+    wellObserved = estimateErrors(subset, truth).medianRatio
+  }
+  options.onProgress?.(1)
+  return {
+    freshness,
+    unweightedFreshness,
+    crawls,
+    budgetCrawls: universe.budgetCrawlsPerDay * horizon,
+    windowCrawls,
+    windowBudgetCrawls: universe.budgetCrawlsPerDay * (horizon - warmup),
+    medianRelativeError: estimateStats?.medianRelativeError ?? null,
+    medianEstimateRatio: estimateStats?.medianRatio ?? null,
+    medianEstimateRatioWellObserved: wellObserved,
+    pageFreshDays: tracker.freshDays,
+  }
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null
+  const sorted = values.sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : 0.5 * (sorted[mid - 1]! + sorted[mid]!)
+}
+
+/** |Δ̂ − Δ|/Δ and Δ̂/Δ over pages with Δ > 0; a page without an estimate counts as Δ̂ = 0. */
+export function estimateErrors(estimates: Float64Array, truth: Float64Array): { medianRelativeError: number | null; medianRatio: number | null } {
+  const errors: number[] = []
+  const ratios: number[] = []
+  for (let i = 0; i < truth.length; i++) {
+    const delta = truth[i]!
+    if (!(delta > 0)) continue
+    const est = estimates[i]!
+    const value = Number.isFinite(est) ? est : 0
+    errors.push(Math.abs(value - delta) / delta)
+    ratios.push(value / delta)
+  }
+  return { medianRelativeError: median(errors), medianRatio: median(ratios) }
+}

@@ -1,0 +1,128 @@
+/**
+ * Replay of real update histories (../shared/data/replay): gzipped JSON lines, a header line
+ * `{source, windowStart, windowEnd, unit}` then one `{page, changes: [unix seconds]}` per page.
+ * The whole data window is mapped onto the simulated horizon, so one simulated day stands for
+ * (window length / horizon) real days; the report states that scale.
+ */
+import { readFile } from 'node:fs/promises'
+import { gunzipSync } from 'node:zlib'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Random } from '../math/random.ts'
+import { drawImportance, type ImportanceKind, type Universe } from './universe.ts'
+
+export interface ReplayPage {
+  page: string
+  /** Unix seconds, ascending. */
+  changesSeconds: number[]
+}
+
+export interface ReplayData {
+  source: string
+  windowStartSeconds: number
+  windowEndSeconds: number
+  pages: ReplayPage[]
+}
+
+export const REPLAY_FILES = {
+  'replay-git': 'git-master-2020-2024.jsonl.gz',
+  'replay-tldr': 'tldr-pages-2020-2025.jsonl.gz',
+} as const
+export type ReplayWorkload = keyof typeof REPLAY_FILES
+
+export const DEFAULT_REPLAY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/replay')
+
+const SECONDS_PER_DAY = 86_400
+
+/** Parses the text of one replay file. Throws with the line number on malformed input. */
+export function parseReplay(text: string): ReplayData {
+  const lines = text.split('\n')
+  const header = JSON.parse(lines[0] ?? '') as Record<string, unknown>
+  const windowStartSeconds = Number(header.windowStart)
+  const windowEndSeconds = Number(header.windowEnd)
+  if (!(Number.isFinite(windowStartSeconds) && windowEndSeconds > windowStartSeconds) || header.unit !== 'unix seconds') {
+    throw new Error('replay header must have windowStart < windowEnd in unix seconds')
+  }
+  const pages: ReplayPage[] = []
+  for (let k = 1; k < lines.length; k++) {
+    const line = lines[k]!.trim()
+    if (line === '') continue
+    const row = JSON.parse(line) as { page?: unknown; changes?: unknown }
+    if (typeof row.page !== 'string' || !Array.isArray(row.changes) || !row.changes.every((c) => typeof c === 'number' && Number.isFinite(c))) {
+      throw new Error(`replay line ${k + 1}: expected {page: string, changes: number[]}`)
+    }
+    const changesSeconds = (row.changes as number[]).slice().sort((a, b) => a - b)
+    pages.push({ page: row.page, changesSeconds })
+  }
+  return { source: String(header.source ?? ''), windowStartSeconds, windowEndSeconds, pages }
+}
+
+export async function readReplayFile(path: string): Promise<ReplayData> {
+  return parseReplay(gunzipSync(await readFile(path)).toString('utf8'))
+}
+
+export interface ReplayUniverseOptions {
+  workload: string
+  data: ReplayData
+  importanceKind: ImportanceKind
+  /** Pages sampled without replacement (all when the file has fewer). */
+  pageCount: number
+  horizonDays: number
+  warmupDays: number
+  /** R = this × Σ Δ_i: crawls per change of the whole universe. */
+  crawlsPerChange: number
+  random: Random
+  importanceRandom: Random
+}
+
+/**
+ * A universe from replayed histories: the data window [windowStart, windowEnd] becomes
+ * [0, horizonDays]; the oracle's Δ is the page's change count over the horizon.
+ */
+export function replayUniverse(options: ReplayUniverseOptions): Universe {
+  const { data, horizonDays, random } = options
+  const all = data.pages
+  const order = Int32Array.from({ length: all.length }, (_, i) => i)
+  const n = Math.min(options.pageCount, all.length)
+  for (let i = 0; i < n; i++) {
+    const j = i + random.int(all.length - i)
+    const t = order[i]!
+    order[i] = order[j]!
+    order[j] = t
+  }
+  const chosen = Array.from(order.subarray(0, n)).sort((a, b) => a - b)
+  const windowSeconds = data.windowEndSeconds - data.windowStartSeconds
+  const secondsPerSimDay = windowSeconds / horizonDays
+  const offsets = new Int32Array(n + 1)
+  const times: number[] = []
+  const trueRates = new Float64Array(n)
+  for (let k = 0; k < n; k++) {
+    offsets[k] = times.length
+    let count = 0
+    for (const s of all[chosen[k]!]!.changesSeconds) {
+      const t = (s - data.windowStartSeconds) / secondsPerSimDay
+      if (t > 0 && t <= horizonDays) {
+        times.push(t)
+        count++
+      }
+    }
+    trueRates[k] = count / horizonDays
+  }
+  offsets[n] = times.length
+  let totalRate = 0
+  for (const r of trueRates) totalRate += r
+  const realDaysPerSimDay = secondsPerSimDay / SECONDS_PER_DAY
+  return {
+    workload: options.workload,
+    importanceKind: options.importanceKind,
+    pageCount: n,
+    horizonDays,
+    warmupDays: options.warmupDays,
+    changeDays: Float64Array.from(times),
+    changeOffsets: offsets,
+    trueChangesPerDay: trueRates,
+    importance: drawImportance(options.importanceKind, n, options.importanceRandom),
+    budgetCrawlsPerDay: options.crawlsPerChange * totalRate,
+    timeScale: `1 simulated day = ${realDaysPerSimDay.toFixed(2)} real days (${n} of ${all.length} files, ${times.length} changes)`,
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The benchmark matrix: workloads × importance × policies, each run a seeded, independent task, so
+ * the same options give the same numbers whether the tasks run in one thread or several.
+ */
+import { ESTIMATOR_NAMES, type EstimatorName } from '../math/estimators/index.ts'
+import { createRandom } from '../math/random.ts'
+import { runPolicy, type RunResult, type SimPolicy } from './engine.ts'
+import {
+  fixedRatePolicy,
+  nutchPolicy,
+  oracleRates,
+  proportionalRates,
+  recrawlPolicy,
+  uniformRates,
+  type CrawlSchedule,
+} from './policies.ts'
+import { DEFAULT_REPLAY_DIR, readReplayFile, REPLAY_FILES, replayUniverse, type ReplayData, type ReplayWorkload } from './replay.ts'
+import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload, type Universe } from './universe.ts'
+import { join } from 'node:path'
+
+export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr'] as const
+export type Workload = (typeof WORKLOADS)[number]
+export const IMPORTANCE_KINDS: readonly ImportanceKind[] = ['zipf', 'equal']
+export const SCHEDULES: readonly CrawlSchedule[] = ['periodic', 'poisson']
+
+/** The production default (DEFAULT_SETTINGS: estimator mle, schedule periodic). */
+export const DEFAULT_LOOP_POLICY = 'recrawl-mle-periodic'
+export const ORACLE_POLICY = 'oracle-periodic'
+
+export const BASELINE_POLICIES = ['uniform', 'proportional', 'nutch', 'oracle-periodic', 'oracle-poisson'] as const
+
+/** Every policy name, baselines first, then recrawl-<estimator>-<schedule>. */
+export const POLICIES: readonly string[] = [
+  ...BASELINE_POLICIES,
+  ...SCHEDULES.flatMap((schedule) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${schedule}`)),
+]
+
+export interface SimOptions {
+  pageCount: number
+  horizonDays: number
+  warmupDays: number
+  seed: number
+  /** Synthetic workloads: R = this × pages. */
+  crawlsPerPagePerDay: number
+  /** Replay workloads: R = this × Σ Δ. */
+  replayCrawlsPerChange: number
+  reoptimizeDays: number
+  replayDir: string
+  /**
+   * 'fleet' (default): every policy is served by a crawler fleet that completes R crawls per day,
+   * most overdue page first, as the service's leases hand pages out, so no policy can exceed the
+   * budget. 'scheduled': each policy crawls at its own due times (Nutch stays on the fleet).
+   */
+  engineMode: 'fleet' | 'scheduled'
+}
+
+export const DEFAULT_SIM_OPTIONS: SimOptions = {
+  pageCount: 2000,
+  horizonDays: 60,
+  warmupDays: 20,
+  seed: 1,
+  crawlsPerPagePerDay: 1,
+  replayCrawlsPerChange: 2,
+  reoptimizeDays: 1,
+  replayDir: DEFAULT_REPLAY_DIR,
+  engineMode: 'fleet',
+}
+
+export interface SimTask {
+  workload: Workload
+  importance: ImportanceKind
+  policy: string
+}
+
+export interface TaskResult extends SimTask {
+  result: Omit<RunResult, 'pageFreshDays'>
+  budgetCrawlsPerDay: number
+  timeScale: string | null
+  elapsedMs: number
+}
+
+/** Tasks grouped by universe (workload, importance), so a worker reuses the universe it built. */
+export function planTasks(workloads: readonly Workload[], importance: readonly ImportanceKind[], policies: readonly string[]): SimTask[] {
+  const tasks: SimTask[] = []
+  for (const workload of workloads) for (const kind of importance) for (const policy of policies) tasks.push({ workload, importance: kind, policy })
+  return tasks
+}
+
+/** Keeps the oracle in every selection (every ratio is to it) and preserves the canonical order. */
+export function selectPolicies(filters: readonly string[] | null): string[] {
+  if (filters === null || filters.length === 0) return [...POLICIES]
+  const chosen = POLICIES.filter((p) => p === ORACLE_POLICY || filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)))
+  const unknown = filters.filter((f) => !POLICIES.some((p) => p === f || p.startsWith(f)))
+  if (unknown.length > 0) throw new Error(`unknown policy ${unknown.join(', ')}; known: ${POLICIES.join(', ')}`)
+  return chosen
+}
+
+/** Cache of replay files per thread (they are read once). */
+const replayCache = new Map<string, Promise<ReplayData>>()
+
+export async function buildUniverse(workload: Workload, importance: ImportanceKind, options: SimOptions): Promise<Universe> {
+  const random = createRandom(deriveSeed(options.seed, 'changes', workload))
+  const importanceRandom = createRandom(deriveSeed(options.seed, 'importance', workload, importance))
+  if (workload === 'replay-git' || workload === 'replay-tldr') {
+    const path = join(options.replayDir, REPLAY_FILES[workload as ReplayWorkload])
+    let data = replayCache.get(path)
+    if (!data) {
+      data = readReplayFile(path)
+      replayCache.set(path, data)
+    }
+    return replayUniverse({
+      workload,
+      data: await data,
+      importanceKind: importance,
+      pageCount: options.pageCount,
+      horizonDays: options.horizonDays,
+      warmupDays: options.warmupDays,
+      crawlsPerChange: options.replayCrawlsPerChange,
+      random,
+      importanceRandom,
+    })
+  }
+  return syntheticUniverse({
+    workload: workload as SyntheticWorkload,
+    importanceKind: importance,
+    pageCount: options.pageCount,
+    horizonDays: options.horizonDays,
+    warmupDays: options.warmupDays,
+    crawlsPerPagePerDay: options.crawlsPerPagePerDay,
+    random,
+    importanceRandom,
+  })
+}
+
+export function createPolicy(name: string, universe: Universe, options: SimOptions, seedLabels: string[]): SimPolicy {
+  const random = createRandom(deriveSeed(options.seed, 'policy', name, ...seedLabels))
+  switch (name) {
+    case 'uniform':
+      return fixedRatePolicy(name, uniformRates(universe), 'periodic', random)
+    case 'proportional':
+      return fixedRatePolicy(name, proportionalRates(universe), 'periodic', random)
+    case 'nutch':
+      return nutchPolicy(universe, random)
+    case 'oracle-periodic':
+      return fixedRatePolicy(name, oracleRates(universe, 'periodic'), 'periodic', random)
+    case 'oracle-poisson':
+      return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
+  }
+  const match = /^recrawl-(\w+)-(periodic|poisson)$/.exec(name)
+  const estimator = match?.[1] as EstimatorName | undefined
+  if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator)) throw new Error(`unknown policy ${name}`)
+  return recrawlPolicy(universe, {
+    estimator,
+    schedule: match[2] as CrawlSchedule,
+    reoptimizeDays: options.reoptimizeDays,
+    random,
+  })
+}
+
+/** Runs one task. `universe` may be passed when the caller already built it. */
+export async function runTask(task: SimTask, options: SimOptions, onProgress?: (fraction: number) => void, universe?: Universe): Promise<TaskResult> {
+  const u = universe ?? (await buildUniverse(task.workload, task.importance, options))
+  const started = performance.now()
+  const policy = createPolicy(task.policy, u, options, [task.workload, task.importance])
+  const mode = options.engineMode === 'fleet' ? 'fleet' : policy.mode
+  const { pageFreshDays: _perPage, ...result } = runPolicy(u, policy, onProgress ? { onProgress, mode } : { mode })
+  return { ...task, result, budgetCrawlsPerDay: u.budgetCrawlsPerDay, timeScale: u.timeScale, elapsedMs: performance.now() - started }
+}
