@@ -47,12 +47,21 @@ export interface IngestDeps {
 /** A crawl more than this far in the future is rejected (clock skew allowance, API.md). */
 export const MAX_FUTURE_SKEW_MS = 5 * 60_000
 const MS_PER_DAY = 86_400_000
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** Parses an RFC 3339 timestamp to epoch milliseconds, or null. */
+/**
+ * Parses an RFC 3339 timestamp to epoch milliseconds, or null. Every field must be in range
+ * (Date.parse alone would read 2026-02-30 as 2 March). A leap second (:60) is not accepted.
+ */
 export function parseTimestampMs(value: string): number | null {
-  if (!RFC3339.test(value)) return null
+  const m = RFC3339.exec(value)
+  if (!m) return null
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null
   const ms = Date.parse(value)
   return Number.isFinite(ms) ? ms : null
 }
@@ -313,6 +322,8 @@ type InOrderOutcome =
  * - `changed` is taken as given; else a `contentHash` is compared with the previous crawl's hash;
  *   else HTTP 304 means unchanged;
  * - a hash with no previous hash to compare starts a new baseline (the interval cannot be judged);
+ * - a crawl reported unchanged without a hash keeps the previous hash (the content is the same), so
+ *   a later hash-only report still compares with it; a change without a hash forgets it;
  * - a failed fetch (status < 200 or ≥ 400) without change information is stored but judges nothing:
  *   the open interval continues to the next successful crawl;
  * - otherwise the item is rejected (API.md: changed or contentHash required after the first crawl).
@@ -354,7 +365,7 @@ function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings)
     changed = null // baseline (or a new baseline): no change information
   }
   w.intervalStartAtMs = item.crawledAtMs
-  w.lastContentHash = item.contentHash
+  w.lastContentHash = item.contentHash ?? (changed === false ? w.lastContentHash : null)
   return { changed, applied, intervalSeconds }
 }
 
