@@ -18,6 +18,7 @@ import { InvalidInputError, NotFoundError, type FieldProblem } from './errors.ts
 import { estimatorSettingsOf } from './ingest.ts'
 import { crawlsPerDayFor, expectedPageFreshness, lambdaForHost, retimedCrawlAtMs } from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
+import { normalizeHostName } from './hosts.ts'
 import { normalizeUrl } from './url.ts'
 
 export interface PagesDeps {
@@ -97,19 +98,19 @@ export async function putPages(deps: PagesDeps, pages: readonly PageInput[]): Pr
   pages.forEach((page, index) => {
     const normalized = normalizeUrl(page.url)
     if ('error' in normalized) {
-      problems.push({ path: `/pages/${index}/url`, message: normalized.error })
+      problems.push({ path: `/body/pages/${index}/url`, message: normalized.error })
       return
     }
     const earlier = firstIndexOf.get(normalized.url)
     if (earlier !== undefined) {
-      problems.push({ path: `/pages/${index}/url`, message: `same page as /pages/${earlier}/url (${normalized.url})` })
+      problems.push({ path: `/body/pages/${index}/url`, message: `same page as /body/pages/${earlier}/url (${normalized.url})` })
       return
     }
     firstIndexOf.set(normalized.url, index)
     const min = page.minCrawlsPerDay ?? null
     const max = page.maxCrawlsPerDay ?? null
     if (min !== null && max !== null && max < min) {
-      problems.push({ path: `/pages/${index}/maxCrawlsPerDay`, message: 'maxCrawlsPerDay must be at least minCrawlsPerDay' })
+      problems.push({ path: `/body/pages/${index}/maxCrawlsPerDay`, message: 'maxCrawlsPerDay must be at least minCrawlsPerDay' })
       return
     }
     upserts.push({ ...normalized, importance: page.importance ?? 1, minCrawlsPerDay: min, maxCrawlsPerDay: max })
@@ -164,7 +165,7 @@ export async function getPage(deps: Pick<PagesDeps, 'pool'>, id: string): Promis
 
 export async function getPageForUrl(deps: Pick<PagesDeps, 'pool'>, rawUrl: string): Promise<PageView> {
   const normalized = normalizeUrl(rawUrl)
-  if ('error' in normalized) throw new InvalidInputError(normalized.error, [{ path: '/url', message: normalized.error }])
+  if ('error' in normalized) throw new InvalidInputError(normalized.error, [{ path: '/querystring/url', message: normalized.error }])
   const row = await getPageByUrl(deps.pool, normalized.url)
   if (!row) throw new NotFoundError(`no page with url ${normalized.url}`)
   return toPageView(row, await currentSettings(deps.pool))
@@ -178,11 +179,12 @@ export async function listPageViews(
   let afterId: string | null = null
   if (options.cursor !== null) {
     if (!/^\d{1,19}$/.test(options.cursor)) {
-      throw new InvalidInputError('cursor is not a value returned as nextCursor', [{ path: '/cursor', message: 'invalid cursor' }])
+      throw new InvalidInputError('cursor is not a value returned as nextCursor', [{ path: '/querystring/cursor', message: 'invalid cursor' }])
     }
     afterId = options.cursor
   }
-  const rows = await listPages(deps.pool, { host: options.host, afterId, limit: options.limit + 1 })
+  const host = options.host === null ? null : normalizeHostName(options.host, '/querystring/host')
+  const rows = await listPages(deps.pool, { host, afterId, limit: options.limit + 1 })
   const settings = await currentSettings(deps.pool)
   const more = rows.length > options.limit
   const pageRows = more ? rows.slice(0, options.limit) : rows

@@ -40,7 +40,7 @@ export async function patchSettings(deps: SettingsDeps, patch: SettingsPatch): P
     const current = settingsFromStored(await lockSettingsDocument(client))
     const parsed = settingsSchema.safeParse(mergeSettings(current, patch))
     if (!parsed.success) {
-      const errors = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }))
+      const errors = parsed.error.issues.map((i) => ({ path: ['/body', ...i.path].join('/'), message: i.message }))
       throw new InvalidInputError('the settings would be invalid; nothing was changed', errors)
     }
     const next = parsed.data

@@ -84,7 +84,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (hasZodFastifySchemaValidationErrors(err)) {
       const where = err.validationContext ?? 'request'
       const errors = err.validation.map((v) => ({
-        path: `/${where}${v.instancePath ?? ''}`,
+        path: `/${where}${v.instancePath === '/' ? '' : (v.instancePath ?? '')}`,
         message: v.message ?? 'invalid',
       }))
       return sendProblem(reply, problem(400, `the ${where} does not match the schema; nothing was changed`, errors))
@@ -101,6 +101,15 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (isResponseSerializationError(err)) {
       request.log.error({ err, cause: err.cause }, 'response does not match its schema')
       return sendProblem(reply, problem(500, 'internal error'))
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      // API.md: a body that is not JSON is bad input (400), whatever it claims to be.
+      return sendProblem(
+        reply,
+        problem(400, `the body must be JSON (Content-Type: application/json), not ${request.headers['content-type'] ?? 'untyped'}; nothing was changed`, [
+          { path: '/body', message: 'not JSON' },
+        ]),
+      )
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500
     if (status >= 400 && status < 500) {

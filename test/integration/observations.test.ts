@@ -166,7 +166,7 @@ describe(`POST /v1/observations`, () => {
       { payload: JSON.stringify({ observations: 'nope' }), status: 400 },
       { payload: JSON.stringify({ items: [] }), status: 400 },
       { payload: JSON.stringify({ observations: [{ url: 'https://new.example/2', crawledAt: iso(T0), extra: 1 }] }), status: 400 },
-      { payload: 'observations=1', status: 415, contentType: 'application/x-www-form-urlencoded' },
+      { payload: 'observations=1', status: 400, contentType: 'application/x-www-form-urlencoded' }, // not JSON
     ]
     for (const c of cases) {
       const res = await t.app.inject({

@@ -65,7 +65,7 @@ describe('pages', () => {
     const p = res.json()
     assert.deepEqual(
       p.errors.map((e: { path: string }) => e.path),
-      ['/pages/1/url', '/pages/2/maxCrawlsPerDay', '/pages/3/url'],
+      ['/body/pages/1/url', '/body/pages/2/maxCrawlsPerDay', '/body/pages/3/url'],
     )
     const lookup = await t.app.inject({ method: 'GET', url: '/v1/pages/by-url?url=https://ok.example/new' })
     assert.equal(lookup.statusCode, 404)

@@ -47,7 +47,7 @@ describe('settings', () => {
       assert.ok(res.json().errors.length > 0)
     }
     const cross = await patch({ minCrawlsPerDay: 10, maxCrawlsPerDay: 1 })
-    assert.equal(cross.json().errors[0].path, '/maxCrawlsPerDay')
+    assert.equal(cross.json().errors[0].path, '/body/maxCrawlsPerDay')
     const after = (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
     assert.deepEqual(after, before)
   })
