@@ -3,16 +3,20 @@ import { deleteHost, getHost, listHosts, upsertHost } from '../store/hostsRepo.t
 import { withTransaction } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError } from './errors.ts'
 
-/** A host name as pages carry it (URL host: lower-case name, optional port). */
-export function normalizeHostName(raw: string): string {
+/**
+ * A host name as pages carry it (URL host: lower-case name, optional port). `path` names the
+ * request field in the error.
+ */
+export function normalizeHostName(raw: string, path = '/params/host'): string {
+  const invalid = () => new InvalidInputError(`${raw} is not a host name`, [{ path, message: 'not a host name' }])
   let parsed: URL
   try {
     parsed = new URL(`http://${raw}/`)
   } catch {
-    throw new InvalidInputError(`${raw} is not a host name`, [{ path: '/params/host', message: 'not a host name' }])
+    throw invalid()
   }
-  if (parsed.host === '' || parsed.pathname !== '/' || parsed.username || raw.includes('/')) {
-    throw new InvalidInputError(`${raw} is not a host name`, [{ path: '/params/host', message: 'not a host name' }])
+  if (parsed.host === '' || parsed.pathname !== '/' || parsed.username || parsed.search || parsed.hash || /[/?#@]/.test(raw)) {
+    throw invalid()
   }
   return parsed.host
 }

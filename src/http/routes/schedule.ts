@@ -34,10 +34,26 @@ const leaseResponse = z.object({
 
 const hostLimits = z
   .object({
-    maxCrawlsPerDay: z.number().min(0).finite().nullable().describe('Cap on the host’s total crawl rate (MATH.md 3.2); null = none.'),
-    minDelaySeconds: z.number().min(0).max(86_400).nullable().describe('Minimum time between two leased pages of the host; null = none.'),
+    maxCrawlsPerDay: z
+      .number()
+      .min(0)
+      .finite()
+      .nullable()
+      .optional()
+      .describe('Cap on the host’s total crawl rate (MATH.md 3.2); null or absent = none.'),
+    minDelaySeconds: z
+      .number()
+      .min(0)
+      .max(86_400)
+      .nullable()
+      .optional()
+      .describe('Minimum time between two leased pages of the host; null or absent = none.'),
   })
   .strict()
+  .refine((b) => b.maxCrawlsPerDay !== undefined || b.minDelaySeconds !== undefined, {
+    message: 'give maxCrawlsPerDay, minDelaySeconds or both (null = no limit)',
+  })
+  .describe('PUT semantics: both limits are replaced; an absent one is null.')
 const hostView = z.object({
   host: z.string(),
   maxCrawlsPerDay: z.number().nullable(),
@@ -143,7 +159,11 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       body: hostLimits,
       response: { 200: hostView, ...errors },
     },
-    handler: async (request) => putHostLimits(ctx.pool, request.params.host, request.body),
+    handler: async (request) =>
+      putHostLimits(ctx.pool, request.params.host, {
+        maxCrawlsPerDay: request.body.maxCrawlsPerDay ?? null,
+        minDelaySeconds: request.body.minDelaySeconds ?? null,
+      }),
   })
 
   app.delete('/v1/hosts/:host', {
