@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { Random } from '../math/random.ts'
-import { currentEstimates, type EstimatorState } from '../math/estimators/index.ts'
+import { currentEstimates, ESTIMATOR_NAMES, type EstimatorState } from '../math/estimators/index.ts'
 import {
   deletePage,
   getPageById,
@@ -52,6 +52,9 @@ export interface PageView {
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString())
 
+/** Every estimator is named in a Page, null until the page's history supports it. */
+const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])))
+
 export function toPageView(row: PageRow, settings: Settings): PageView {
   return {
     id: row.id,
@@ -68,7 +71,7 @@ export function toPageView(row: PageRow, settings: Settings): PageView {
     lastChangedAt: iso(row.lastChangedAt),
     changesPerDay: row.changesPerDay,
     estimator: settings.estimator,
-    estimates: row.estimates,
+    estimates: { ...NO_ESTIMATES, ...row.estimates },
     crawlsPerDay: row.crawlsPerDay,
     nextCrawlAt: iso(row.nextCrawlAt),
     expectedFreshness: expectedPageFreshness(row, settings, row.crawlsPerDay),
