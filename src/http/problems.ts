@@ -93,6 +93,11 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (err instanceof NotFoundError) return sendProblem(reply, problem(404, err.message))
     if (err instanceof ConflictError) return sendProblem(reply, problem(409, err.message))
     if (err instanceof UnprocessableError) return sendProblem(reply, problem(422, err.message))
+    if ((err as { code?: unknown }).code === '23505') {
+      // A unique constraint lost a race with a concurrent request: the same request may succeed now.
+      request.log.warn({ err }, 'unique violation')
+      return sendProblem(reply, problem(409, 'the request conflicts with a concurrent change; nothing was changed, retry it'))
+    }
     if (isDatabaseUnavailable(err)) {
       request.log.error({ err }, 'database unavailable')
       reply.header('Retry-After', '5')
