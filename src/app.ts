@@ -9,6 +9,7 @@ import type { Clock } from './domain/clock.ts'
 import type { Random } from './math/random.ts'
 import { installAuth } from './http/auth.ts'
 import { HttpProblem, installProblemHandlers, problem } from './http/problems.ts'
+import { dropEmptyQueryValues } from './http/query.ts'
 import { hashApiKey } from './domain/apiKeys.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { installOps, opsRoutes } from './http/routes/ops.ts'
@@ -48,6 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installProblemHandlers(app)
+  app.addHook('preValidation', dropEmptyQueryValues)
 
   await app.register(swagger, {
     openapi: {

@@ -15,6 +15,18 @@ export const problemSchema = z
   })
   .describe('RFC 9457 problem details (application/problem+json).')
 
+/** Most items one list response carries; a larger `limit` is served as this (follow nextCursor for more). */
+export const MAX_LIST_ITEMS = 1000
+
+/** `limit` of a listing: a positive integer, default 100, larger values served as MAX_LIST_ITEMS. */
+export const listLimitSchema = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .default(100)
+  .transform((limit) => Math.min(limit, MAX_LIST_ITEMS))
+  .describe(`Items per response, default 100; values above ${MAX_LIST_ITEMS} are served as ${MAX_LIST_ITEMS}.`)
+
 const timestamp = z.string().describe('RFC 3339 timestamp')
 const nullableTimestamp = z.string().nullable().describe('RFC 3339 timestamp, or null')
 
@@ -78,7 +90,7 @@ export const putPagesResponseSchema = z.object({ created: z.number().int(), upda
 export const listPagesQuerySchema = z.object({
   host: z.string().min(1).optional(),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: listLimitSchema,
 })
 
 export const listPagesResponseSchema = z.object({ pages: z.array(pageSchema), nextCursor: z.string().nullable() })
@@ -122,7 +134,7 @@ export const observationSchema = z.object({
 
 export const listObservationsQuerySchema = z.object({
   before: z.string().optional().describe('nextCursor of the previous response (an RFC 3339 crawl time).'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: listLimitSchema,
 })
 
 export const listObservationsResponseSchema = z.object({

@@ -475,7 +475,14 @@ describe('contract: pages', () => {
     assert.deepEqual(ported.pages.map((p: { url: string }) => p.url), [urls[4]])
     assert.equal(ported.pages[0].host, 'pg-b.example:8443')
 
-    for (const q of ['limit=0', 'limit=abc', 'limit=100000', 'cursor=not-a-cursor']) assertProblem(await call('GET', `/v1/pages?${q}`), 400, q)
+    for (const q of ['limit=0', 'limit=-3', 'limit=abc', 'limit=2.5', 'cursor=not-a-cursor', 'host=a/b']) assertProblem(await call('GET', `/v1/pages?${q}`), 400, q)
+    // Empty values count as absent; a limit above the maximum is served as the maximum.
+    const empty = await call('GET', '/v1/pages?host=&cursor=&limit=')
+    assert.equal(empty.statusCode, 200, empty.body)
+    assert.equal(empty.json().pages.length, Math.min(100, seen.length))
+    const huge = await call('GET', '/v1/pages?limit=100000')
+    assert.equal(huge.statusCode, 200, huge.body)
+    assert.equal(huge.json().pages.length, seen.length)
   })
 
   it('by-url normalises scheme, host, default port and fragment; unknown → 404, malformed → 400', async () => {
@@ -490,6 +497,7 @@ describe('contract: pages', () => {
     assertProblem(await byUrl('https://pg-a.example/nope'), 404, 'unknown')
     assertProblem(await byUrl('not a url'), 400, 'malformed')
     assertProblem(await call('GET', '/v1/pages/by-url'), 400, 'missing')
+    assertProblem(await call('GET', '/v1/pages/by-url?url='), 400, 'empty')
     const http = await call('PUT', '/v1/pages', { pages: [{ url: 'HTTP://Pg-C.example:80/a/b?q=1#f' }] })
     assert.equal(http.statusCode, 200)
     const c = (await byUrl('http://pg-c.example/a/b?q=1')).json()
@@ -636,7 +644,8 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     const due = (await call('GET', `/v1/schedule?limit=1000&until=${encodeURIComponent(until)}`)).json().items
     assert.ok(due.every((i: { dueAt: string }) => Date.parse(i.dueAt) <= T0))
     assert.equal((await call('GET', '/v1/schedule?limit=2')).json().items.length, 2)
-    for (const q of ['limit=0', 'limit=x', 'until=soon']) assertProblem(await call('GET', `/v1/schedule?${q}`), 400, q)
+    for (const q of ['limit=0', 'limit=x', 'until=soon', 'until=2026-02-30T00:00:00Z']) assertProblem(await call('GET', `/v1/schedule?${q}`), 400, q)
+    assert.equal((await call('GET', '/v1/schedule?limit=&until=')).statusCode, 200)
   })
 
   it('POST /v1/optimize reports λ, pages, pagesCrawled, budget, freshness and duration; infeasible → 422', async () => {

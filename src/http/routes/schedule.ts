@@ -7,7 +7,7 @@ import { InvalidInputError } from '../../domain/errors.ts'
 import { parseTimestampMs } from '../../domain/ingest.ts'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
-import { problemSchema } from '../schemas.ts'
+import { listLimitSchema, problemSchema } from '../schemas.ts'
 
 const errors = { '4xx': problemSchema, '5xx': problemSchema }
 
@@ -107,7 +107,7 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       tags: ['schedule'],
       summary: 'Upcoming crawls in due order (unleased pages)',
       querystring: z.object({
-        limit: z.coerce.number().int().min(1).max(1000).default(100),
+        limit: listLimitSchema,
         until: z.string().optional().describe('RFC 3339: only crawls due up to this time.'),
       }),
       response: {
