@@ -75,8 +75,8 @@ export class HarmonicKernel implements RateKernel {
 
 /**
  * Periodic freshness: g(Δ/ρ) = λΔ/μ with g(x) = 1 − (1 + x)e^{−x} (MATH.md 3.3). Bounds are tested
- * on c = λΔ/μ against g(Δ/l) and g(Δ/u), so pages at a bound cost no root solve; free pages warm-start
- * Newton from their previous root, which makes the later passes of the multiplier search cheap.
+ * on c = λΔ/μ against g(Δ/l) and g(Δ/u), so pages at a bound cost no root solve; a free page costs one
+ * table-guided root of g (one exponential, see erlang.ts) and no other transcendental.
  */
 export class PeriodicKernel implements RateKernel {
   slope = 0
@@ -86,8 +86,6 @@ export class PeriodicKernel implements RateKernel {
   private readonly cAtLower: Float64Array
   /** g(Δ/u): at or below it the page sits at u (0 when u = ∞). */
   private readonly cAtUpper: Float64Array
-  /** Last root x per page (0 = none yet). */
-  private readonly previousRoot: Float64Array
 
   constructor(private readonly columns: PageColumns) {
     const { changesPerDay, importance, lowerCrawlsPerDay } = columns
@@ -95,7 +93,6 @@ export class PeriodicKernel implements RateKernel {
     this.deltaOverImportance = new Float64Array(n)
     this.cAtLower = new Float64Array(n)
     this.cAtUpper = new Float64Array(n)
-    this.previousRoot = new Float64Array(n)
     for (let i = 0; i < n; i++) {
       const d = changesPerDay[i]!
       const mu = importance[i]!
@@ -109,7 +106,7 @@ export class PeriodicKernel implements RateKernel {
 
   evaluate(lambda: number, set: PageSet, out: Float64Array): number {
     const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const { deltaOverImportance: ratio, cAtLower, cAtUpper, previousRoot } = this
+    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
     const { indices, count } = set
     let sum = 0
     let compensation = 0
@@ -124,13 +121,13 @@ export class PeriodicKernel implements RateKernel {
         if (c >= cAtLower[i]!) rate = l
         else if (c <= cAtUpper[i]!) rate = u
         else {
-          const x = inverseErlangCdf(c, previousRoot[i]!)
-          previousRoot[i] = x
+          const x = inverseErlangCdf(c)
           rate = delta[i]! / x
           if (rate <= l) rate = l
           else if (rate >= u) rate = u
-          // dρ/d ln λ = −(Δ/x²)·dx/d ln c, dx/d ln c = c/g'(x) = c e^x / x.
-          else slope -= rate * (c / x / x) * Math.exp(x)
+          // dρ/d ln λ = −(Δ/x²)·dx/d ln c, dx/d ln c = c/g'(x) = c/(x e^{−x}), and at the root
+          // e^{−x} = (1 − c)/(1 + x).
+          else slope -= (rate * c * (1 + x)) / (x * x * (1 - c))
         }
       }
       out[i] = rate

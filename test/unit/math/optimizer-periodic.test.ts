@@ -21,22 +21,18 @@ test('erlangCdf against hand values and its series/closed-form seam', () => {
   assert.equal(erlangCdf(Number.POSITIVE_INFINITY), 1)
 })
 
-test('inverseErlangCdf: g(x(c)) = c to 1e-14 relative for c from 1e-300 to 1 − 2^-52, cold and warm', () => {
-  let worst = 0
+test('inverseErlangCdf: g(x(c)) = c to 1e-14 relative for c from 1e-300 to 1 − 2^-53', () => {
   const cs: number[] = []
-  for (let e = -300; e < 0; e += 0.37) cs.push(10 ** e)
-  for (let e = -1; e > -16; e -= 0.21) cs.push(1 - 10 ** e)
-  cs.push(0.5, 0.5000000001, 0.4999999999, 1 - 2 ** -52)
+  for (let e = -300; e < 0; e += 0.0137) cs.push(10 ** e)
+  for (let e = -1; e > -16; e -= 0.0071) cs.push(1 - 10 ** e)
+  for (let k = 1; k < 20_000; k++) cs.push(k / 20_000)
+  cs.push(0.5, 0.5000000001, 0.4999999999, 1 - 2 ** -52, 1 - 2 ** -53)
   for (const c of cs) {
     const x = inverseErlangCdf(c)
     assert.ok(x > 0 && Number.isFinite(x), `c=${c}: x=${x}`)
     // Compare in the well-conditioned form on each side: g for small c, 1 − g for c near 1.
     const error = c <= 0.5 ? Math.abs(erlangCdf(x) / c - 1) : Math.abs((1 + x) * Math.exp(-x) / (1 - c) - 1)
-    worst = Math.max(worst, error)
     assert.ok(error < 1e-14, `c=${c}: relative error ${error}`)
-    // Warm start from a nearby root gives the same root.
-    const warm = inverseErlangCdf(c, x * 1.01)
-    assert.ok(Math.abs(warm / x - 1) < 1e-14, `c=${c}: warm ${warm} vs ${x}`)
   }
 })
 
