@@ -231,6 +231,13 @@ describe('contract: estimates against an independent implementation of MATH.md 1
       assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (h.times.at(-1)! + DAY_MS / page.crawlsPerDay)) <= 1, `${what} nextCrawlAt`)
       assert.ok(page.expectedFreshness >= 0 && page.expectedFreshness <= 1)
       assert.deepEqual((await call('GET', `/v1/pages/${page.id}`)).json(), page)
+
+      // The per-page estimates endpoint: the same online values, and the exact MLE from the stored history.
+      const est = (await call('GET', `/v1/pages/${page.id}/estimates`)).json()
+      const named = new Map(est.estimators.map((e: { name: string; changesPerDay: number }) => [e.name, e.changesPerDay]))
+      for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm']) assert.equal(named.get(name), page.estimates[name], `${what} estimates ${name}`)
+      assertRel(named.get('mleExact'), exactMle(h.intervals), 1e-6, `${what} mleExact`)
+      assert.equal(est.intervals, h.intervals.length)
     }
   })
 
@@ -349,6 +356,24 @@ describe('contract: observation rules', () => {
     const late = hist.observations.find((o: { crawledAt: string }) => o.crawledAt === iso(base + DAY_MS))
     assert.equal(late.late, true)
     assert.equal(late.applied, false)
+  })
+
+  it('a page’s items within one batch are applied in crawl-time order, whatever their order in the batch', async () => {
+    const url = 'https://rules.example/unsorted'
+    const base = T0 - 6 * DAY_MS
+    const res = await postObservations([
+      { url, crawledAt: iso(base + 3 * DAY_MS), changed: true },
+      { url, crawledAt: iso(base) },
+      { url, crawledAt: iso(base + DAY_MS), changed: false },
+    ])
+    assert.deepEqual(res.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [] })
+    const page = (await byUrl(url)).json()
+    assert.equal(page.intervals, 2)
+    assert.equal(page.changes, 1)
+    assertRel(page.estimates.naive, 1 / 3, 1e-12, 'naive')
+    const settings = (await call('GET', '/v1/settings')).json()
+    const ref = reference([{ days: 1, changed: false }, { days: 2, changed: true }], settings.sa.gamma, settings.defaultChangesPerDay)
+    assertRel(page.estimates.sa, ref.sa, 1e-9, 'sa')
   })
 
   it('malformed bodies, wrong types and oversized batches are refused whole; nothing is applied', async () => {

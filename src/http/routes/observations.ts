@@ -19,6 +19,7 @@ export const observationsRoutes: FastifyPluginAsyncZod<AppContext & Observations
       description:
         'One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. ' +
         'The first crawl of a page is its baseline; from the second on, changed or contentHash is required. ' +
+        'A page’s items within one batch are applied in crawl-time order; only crawls older than what is already stored are late. ' +
         'LLN and SA use the empirical crawl rate p̂ = n/T (MATH.md 1.2).',
       body: postObservationsBodySchema,
       response: { 200: postObservationsResponseSchema, '4xx': problemSchema, '5xx': problemSchema },
