@@ -220,15 +220,15 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
       }
       work.set(row.id, w)
       const seen = new Set<number>()
-      // Stable sort: same-time items keep their order, the first is kept and the rest are duplicates.
+      // Stable sort: same-time items keep their order; the first one stored is kept, the rest are duplicates.
       const ordered = [...pageItems].sort((a, b) => a.crawledAtMs - b.crawledAtMs)
       for (const item of ordered) {
         if (seen.has(item.crawledAtMs) || item.crawledAtMs === w.lastCrawledAtMs) {
           result.duplicates++
           continue
         }
-        seen.add(item.crawledAtMs)
         if (w.lastCrawledAtMs !== null && item.crawledAtMs < w.lastCrawledAtMs) {
+          seen.add(item.crawledAtMs)
           // Late: stored for the history, never fed to the online estimators (their order matters).
           inserts.push(observationInsert(row.id, item, item.changed, false, true, null))
           lateKeys.push({ key: `${row.id}|${item.crawledAtMs}`, index: item.index })
@@ -237,9 +237,11 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         }
         const outcome = applyInOrder(w, item, estimatorSettings)
         if ('reason' in outcome) {
+          // Not stored: a later item with the same crawl time may still be (it is no duplicate).
           batchRejected.push({ index: item.index, reason: outcome.reason })
           continue
         }
+        seen.add(item.crawledAtMs)
         inserts.push(observationInsert(row.id, item, outcome.changed, outcome.applied, false, outcome.intervalSeconds))
         if (item.leaseId) w.completedLeaseId = item.leaseId
         if (outcome.applied && outcome.changed) result.changesDetected++

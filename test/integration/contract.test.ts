@@ -288,6 +288,16 @@ describe('contract: observation rules', () => {
     assert.equal(page.crawls, 2) // the rejected item was not stored
     assert.equal(page.intervals, 1)
     assertRel(page.estimates.naive + 1, 1, 0, 'naive is 0 after one unchanged interval')
+
+    // A rejected item stores nothing, so a corrected report of the same crawl is no duplicate.
+    const fixed = await postObservations([
+      { url, crawledAt: iso(base + 3 * DAY_MS), httpStatus: 200 },
+      { url, crawledAt: iso(base + 3 * DAY_MS), changed: true },
+    ])
+    assert.deepEqual(fixed.json().rejected.map((r: { index: number }) => r.index), [0])
+    assert.equal(fixed.json().accepted, 1)
+    assert.equal(fixed.json().duplicates, 0)
+    assert.equal((await byUrl(url)).json().changes, 1)
   })
 
   it('contentHash: a change is a hash that differs from the previous crawl’s', async () => {
