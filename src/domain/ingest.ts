@@ -230,6 +230,8 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         if (w.lastCrawledAtMs !== null && item.crawledAtMs < w.lastCrawledAtMs) {
           seen.add(item.crawledAtMs)
           // Late: stored for the history, never fed to the online estimators (their order matters).
+          // firstCrawledAt stays the earliest stored crawl (a repeat of a stored one cannot be earlier).
+          if (w.firstCrawledAtMs === null || item.crawledAtMs < w.firstCrawledAtMs) w.firstCrawledAtMs = item.crawledAtMs
           inserts.push(observationInsert(row.id, item, item.changed, false, true, null))
           lateKeys.push({ key: `${row.id}|${item.crawledAtMs}`, index: item.index })
           if (item.leaseId) w.completedLeaseId = item.leaseId

@@ -366,6 +366,14 @@ describe('contract: observation rules', () => {
     const late = hist.observations.find((o: { crawledAt: string }) => o.crawledAt === iso(base + DAY_MS))
     assert.equal(late.late, true)
     assert.equal(late.applied, false)
+
+    // A late crawl before the baseline is the page's first crawl; the estimators do not move.
+    const early = await postObservations([{ url, crawledAt: iso(base - DAY_MS), changed: true }])
+    assert.deepEqual(early.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [] })
+    const after = (await byUrl(url)).json()
+    assert.equal(after.firstCrawledAt, iso(base - DAY_MS))
+    assert.equal(after.crawls, page.crawls + 1)
+    assert.deepEqual(after.estimates, page.estimates)
   })
 
   it('a page’s items within one batch are applied in crawl-time order, whatever their order in the batch', async () => {
