@@ -15,6 +15,7 @@ import { getPageById } from '../store/pagesRepo.ts'
 import { readSettingsDocument } from '../store/settingsRepo.ts'
 import { InvalidInputError, NotFoundError } from './errors.ts'
 import { estimatorSettingsOf, parseTimestampMs } from './ingest.ts'
+import { isPageId } from './pages.ts'
 import { settingsFromStored } from './settings.ts'
 
 const MS_PER_DAY = 86_400_000
@@ -59,7 +60,7 @@ export async function listPageObservations(
     if (ms === null) throw new InvalidInputError('before is not an RFC 3339 timestamp', [{ path: '/querystring/before', message: 'not an RFC 3339 timestamp' }])
     before = new Date(ms)
   }
-  const page = await getPageById(pool, pageId)
+  const page = isPageId(pageId) ? await getPageById(pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
   const rows = await listObservations(pool, pageId, { before, limit: options.limit + 1 })
   const more = rows.length > options.limit
@@ -96,7 +97,7 @@ const ONLINE_SECTIONS: Record<string, string> = {
  * the estimated age distribution of the update process.
  */
 export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number) {
-  const page = await getPageById(pool, pageId)
+  const page = isPageId(pageId) ? await getPageById(pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
   const settings = settingsFromStored(await readSettingsDocument(pool))
   const estimatorSettings = estimatorSettingsOf(settings)

@@ -160,8 +160,15 @@ async function currentSettings(q: Queryable): Promise<Settings> {
   return settingsFromStored(await readSettingsDocument(q))
 }
 
+const MAX_PAGE_ID = 9_223_372_036_854_775_807n
+
+/** Whether a string can be a page id (a positive bigint). Ids are opaque to clients: anything else names no page (404). */
+export function isPageId(id: string): boolean {
+  return /^[1-9]\d{0,18}$/.test(id) && BigInt(id) <= MAX_PAGE_ID
+}
+
 export async function getPage(deps: Pick<PagesDeps, 'pool'>, id: string): Promise<PageView> {
-  const row = await getPageById(deps.pool, id)
+  const row = isPageId(id) ? await getPageById(deps.pool, id) : null
   if (!row) throw new NotFoundError(`no page with id ${id}`)
   return toPageView(row, await currentSettings(deps.pool))
 }
@@ -198,7 +205,7 @@ export async function listPageViews(
 }
 
 export async function removePage(deps: Pick<PagesDeps, 'pool'>, id: string): Promise<void> {
-  const deleted = await withTransaction(deps.pool, (client) => deletePage(client, id))
+  const deleted = isPageId(id) && (await withTransaction(deps.pool, (client) => deletePage(client, id)))
   if (!deleted) throw new NotFoundError(`no page with id ${id}`)
 }
 

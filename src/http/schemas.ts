@@ -30,10 +30,7 @@ export const listLimitSchema = z.coerce
 const timestamp = z.string().describe('RFC 3339 timestamp')
 const nullableTimestamp = z.string().nullable().describe('RFC 3339 timestamp, or null')
 
-export const pageIdSchema = z
-  .string()
-  .regex(/^[1-9]\d{0,17}$/, 'must be a page id (a positive integer)')
-  .describe('Page id, as returned in Page.id')
+export const pageIdSchema = z.string().describe('Page id, as returned in Page.id; an id that names no page is 404.')
 
 export const pageSchema = z
   .object({

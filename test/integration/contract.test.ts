@@ -548,12 +548,13 @@ describe('contract: pages', () => {
     assert.equal(c.host, 'pg-c.example')
   })
 
-  it('GET /v1/pages/{id}: 404 unknown, 400 malformed', async () => {
-    assertProblem(await call('GET', '/v1/pages/987654321'), 404)
-    assertProblem(await call('GET', '/v1/pages/abc'), 400)
-    assertProblem(await call('GET', '/v1/pages/-1'), 400)
-    assertProblem(await call('GET', '/v1/pages/987654321/observations'), 404)
-    assertProblem(await call('GET', '/v1/pages/987654321/estimates'), 404)
+  it('an id that names no page is 404 on every page route, whatever its form', async () => {
+    for (const id of ['987654321', '0', '-1', 'abc', 'does-not-exist', '99999999999999999999999', '9223372036854775808']) {
+      assertProblem(await call('GET', `/v1/pages/${id}`), 404, id)
+      assertProblem(await call('GET', `/v1/pages/${id}/observations`), 404, id)
+      assertProblem(await call('GET', `/v1/pages/${id}/estimates`), 404, id)
+      assertProblem(await call('DELETE', `/v1/pages/${id}`), 404, id)
+    }
   })
 
   it('observations page newest first; nextCursor is the next `before`', async () => {
