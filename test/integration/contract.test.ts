@@ -39,7 +39,7 @@ interface Interval {
   changed: boolean
 }
 
-/** MATH.md 1.1, 1.2 (α_k = 1/k, p̂ = n/T) and 1.3 (k = intervals already applied, η_0 = 1, p = n/T including the interval). */
+/** MATH.md 1.1, 1.2 (α_k = 1/k, p̂ = n/T), 1.3 (k = intervals already applied, η_0 = 1, p = n/T including the interval) and 1.7. */
 function reference(intervals: Interval[], gamma: number, y0: number) {
   let n = 0
   let x = 0
@@ -56,7 +56,8 @@ function reference(intervals: Interval[], gamma: number, y0: number) {
   }
   const pHat = n / total
   const iHat = x / n
-  return { naive: x / total, lln: (pHat * iHat) / (1 - iHat + 1 / n), sa: y }
+  const choGm = -Math.log((n - x + 0.5) / (n + 0.5)) / (total / n) // MATH.md 1.7
+  return { naive: x / total, lln: (pHat * iHat) / (1 - iHat + 1 / n), sa: y, choGm }
 }
 
 /** MATH.md 1.5: the root of Σ_changed τ/(e^{Δτ}−1) = Σ_unchanged τ; smoothed only when X = 0 or X = n. */
@@ -215,7 +216,7 @@ describe('contract: estimates against an independent implementation of MATH.md 1
       assertRel(page.estimates.lln, ref.lln, 1e-6, `${what} lln`)
       assertRel(page.estimates.sa, ref.sa, 1e-6, `${what} sa`)
       assertRel(page.estimates.mle, exactMle(h.intervals), 0.02, `${what} mle`)
-      assert.equal(typeof page.estimates.choGm, 'number')
+      assertRel(page.estimates.choGm, ref.choGm, 1e-6, `${what} choGm`)
       assert.equal(page.estimator, 'mle')
       assert.equal(page.changesPerDay, page.estimates.mle)
       assert.equal(page.crawls, h.items.length + (i === 0 ? 1 : 0))
