@@ -10,6 +10,7 @@ import type { Random } from './math/random.ts'
 import { installAuth } from './http/auth.ts'
 import { HttpProblem, installProblemHandlers, problem } from './http/problems.ts'
 import { dropEmptyQueryValues } from './http/query.ts'
+import { acceptJsonMediaTypes } from './http/json.ts'
 import { hashApiKey } from './domain/apiKeys.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { installOps, opsRoutes } from './http/routes/ops.ts'
@@ -50,6 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler)
   installProblemHandlers(app)
   app.addHook('preValidation', dropEmptyQueryValues)
+  acceptJsonMediaTypes(app)
 
   await app.register(swagger, {
     openapi: {

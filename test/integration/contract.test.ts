@@ -643,7 +643,22 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(now.maxCrawlsPerDay, 96)
     assert.equal(now.lln.alpha, '1/sqrt(k)')
     assert.equal(now.sa.gamma, before.sa.gamma)
-    assert.equal((await call('PATCH', '/v1/settings', { maxCrawlsPerDay: null, lln: { alpha: '1/k' } })).statusCode, 200)
+    const mergePatch = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: JSON.stringify({ maxCrawlsPerDay: null, lln: { alpha: '1/k' } }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    })
+    assert.equal(mergePatch.statusCode, 200, mergePatch.body)
+    assert.equal(mergePatch.json().maxCrawlsPerDay, null)
+    assert.equal(mergePatch.json().lln.alpha, '1/k')
+    const poisoned = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: '{"__proto__": {"budgetCrawlsPerDay": 1}}',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    })
+    assertProblem(poisoned, 400, '__proto__')
   })
 
   it('PUT, GET and DELETE /v1/hosts', async () => {
