@@ -1,21 +1,56 @@
 /**
  * Bulk per-page rates at a multiplier λ for the objectives without a closed-form multiplier:
  * periodic freshness (MATH.md 3.3) and harmonic staleness (MATH.md 3.4). Each kernel also returns
- * dΣρ/d ln λ, which the multiplier search uses for Newton steps.
+ * dΣρ/d ln λ, and, when asked, splits the pages for the multiplier search's local model (see
+ * PassModel and multiplierSearch.ts).
  */
 import { erlangCdf, inverseErlangCdf } from './erlang.ts'
 import { harmonicRate } from './pageRate.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
 
+/**
+ * Σρ near the current y = ln λ, split in two. Pages with a kink within `window` of y in ln λ (a
+ * bound they reach or leave, or the periodic edge λ = μ/Δ where the rate falls to 0 with a vertical
+ * tangent) are listed in `near`, to be re-evaluated exactly; every other page is smooth there and is
+ * summed into a third-order Taylor model in y. The kinks are what make Σρ(y) rough at the scale of a
+ * Newton step on a large set, so a model that treats them exactly converges much faster.
+ */
+export class PassModel {
+  /** Half-width in ln λ of the window; set by the caller before the pass. */
+  window = 0
+  /** Pages near a kink: `near[0..nearCount)`. */
+  readonly near: Int32Array
+  nearCount = 0
+  /** More pages were near a kink than `near` holds; the rest went into the Taylor sums. */
+  overflow = false
+  /** Σρ and its first three derivatives in y over the modelled (not listed) pages. */
+  farSum = 0
+  farSlope = 0
+  farCurvature = 0
+  farThird = 0
+  /** d²Σρ/dy² and d³Σρ/dy³ over all pages (the listed ones at their current side of the kink). */
+  curvature = 0
+  third = 0
+
+  constructor(capacity: number) {
+    this.near = new Int32Array(capacity)
+  }
+}
+
 export interface RateKernel {
-  /** Writes clamp(ρ_i(λ), l_i, u_i) for the set into `out` and returns their (compensated) sum. */
-  evaluate(lambda: number, set: PageSet, out: Float64Array): number
+  /**
+   * Writes clamp(ρ_i(λ), l_i, u_i) for the set into `out` and returns their (compensated) sum.
+   * With `model`, also fills it (its `window` is read, the rest written).
+   */
+  evaluate(lambda: number, set: PageSet, out: Float64Array, model?: PassModel | null): number
   /** dΣρ/d ln λ at the last `evaluate` (≤ 0). */
   readonly slope: number
-  /** λ at or below which page i sits at its upper bound (0 when that bound is infinite). */
-  lambdaAtUpper(i: number): number
-  /** λ at or above which page i sits at its lower bound (may be +Infinity). */
-  lambdaAtLower(i: number): number
+  /**
+   * Over the pages of the set that can move (u > l): the least λ at or below which a page sits at
+   * its upper bound (0 when a bound is infinite), and the greatest λ at or above which a page sits at
+   * its lower bound (may be +Infinity). Every page is at u below the first and at l above the second.
+   */
+  multiplierRange(set: PageSet): readonly [number, number]
   /** Call after `columns.upperCrawlsPerDay[i]` changed. */
   upperChanged(i: number): void
 }
@@ -31,10 +66,24 @@ export class HarmonicKernel implements RateKernel {
     for (let i = 0; i < changesPerDay.length; i++) this.importanceTimesDelta[i] = importance[i]! * changesPerDay[i]!
   }
 
-  evaluate(lambda: number, set: PageSet, out: Float64Array): number {
+  evaluate(lambda: number, set: PageSet, out: Float64Array, model: PassModel | null = null): number {
     const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
     const product = this.importanceTimesDelta
     const { indices, count } = set
+    // The rate's elasticity in λ is between 1/2 and 1, so a kink within e^{±w} of λ is within e^{±w}
+    // of the unclamped rate.
+    const grow = model === null ? 1 : Math.exp(model.window)
+    const shrink = 1 / grow
+    const near = model?.near
+    const capacity = near?.length ?? 0
+    let nearCount = 0
+    let overflow = false
+    let nearSum = 0
+    let nearSlope = 0
+    let nearCurvature = 0
+    let nearThird = 0
+    let curvature = 0
+    let third = 0
     let sum = 0
     let compensation = 0
     let slope = 0
@@ -45,10 +94,37 @@ export class HarmonicKernel implements RateKernel {
       let rate = l
       if (u > l) {
         const d = delta[i]!
-        rate = harmonicRate(product[i]!, lambda, d)
-        if (rate <= l) rate = l
-        else if (rate >= u) rate = u
-        else slope -= (rate * (rate + d)) / (2 * rate + d)
+        const free = harmonicRate(product[i]!, lambda, d)
+        let dRate = 0
+        if (free <= l) rate = l
+        else if (free >= u) rate = u
+        else {
+          rate = free
+          // ρ(ρ + Δ) = μΔ/λ and s = 2ρ + Δ give, in y = ln λ: ρ' = −ρ(ρ + Δ)/s,
+          // ρ'' = −ρ' − 2ρ'²/s, ρ''' = −ρ'' − 4ρ'ρ''/s + 4ρ'³/s².
+          dRate = -(rate * (rate + d)) / (2 * rate + d)
+          slope += dRate
+        }
+        if (model !== null) {
+          let second = 0
+          let thirdHere = 0
+          if (dRate !== 0) {
+            const inverseS = 1 / (2 * rate + d)
+            second = -dRate - 2 * dRate * dRate * inverseS
+            thirdHere = -second - 4 * dRate * second * inverseS + 4 * dRate * dRate * dRate * inverseS * inverseS
+            curvature += second
+            third += thirdHere
+          }
+          if ((free >= l * shrink && free <= l * grow) || (free >= u * shrink && free <= u * grow)) {
+            if (nearCount < capacity) {
+              near![nearCount++] = i
+              nearSum += rate
+              nearSlope += dRate
+              nearCurvature += second
+              nearThird += thirdHere
+            } else overflow = true
+          }
+        }
       }
       out[i] = rate
       const next = sum + rate
@@ -56,18 +132,37 @@ export class HarmonicKernel implements RateKernel {
       sum = next
     }
     this.slope = slope
-    return sum + compensation
+    const total = sum + compensation
+    if (model !== null) {
+      model.nearCount = nearCount
+      model.overflow = overflow
+      model.farSum = total - nearSum
+      model.farSlope = slope - nearSlope
+      model.farCurvature = curvature - nearCurvature
+      model.farThird = third - nearThird
+      model.curvature = curvature
+      model.third = third
+    }
+    return total
   }
 
-  lambdaAtUpper(i: number): number {
-    const u = this.columns.upperCrawlsPerDay[i]!
-    if (u === Number.POSITIVE_INFINITY) return 0
-    return this.importanceTimesDelta[i]! / (u * (u + this.columns.changesPerDay[i]!))
-  }
-
-  lambdaAtLower(i: number): number {
-    const l = this.columns.lowerCrawlsPerDay[i]!
-    return this.importanceTimesDelta[i]! / (l * (l + this.columns.changesPerDay[i]!))
+  multiplierRange(set: PageSet): readonly [number, number] {
+    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
+    const product = this.importanceTimesDelta
+    const { indices, count } = set
+    let lowest = Number.POSITIVE_INFINITY
+    let highest = 0
+    for (let k = 0; k < count; k++) {
+      const i = indices === null ? k : indices[k]!
+      const l = lower[i]!
+      const u = upper[i]!
+      if (!(u > l)) continue
+      const atUpper = u === Number.POSITIVE_INFINITY ? 0 : product[i]! / (u * (u + delta[i]!))
+      const atLower = product[i]! / (l * (l + delta[i]!))
+      if (atUpper < lowest) lowest = atUpper
+      if (atLower > highest) highest = atLower
+    }
+    return [lowest, highest]
   }
 
   upperChanged(): void {}
@@ -104,10 +199,24 @@ export class PeriodicKernel implements RateKernel {
     }
   }
 
-  evaluate(lambda: number, set: PageSet, out: Float64Array): number {
+  evaluate(lambda: number, set: PageSet, out: Float64Array, model: PassModel | null = null): number {
     const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
     const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
     const { indices, count } = set
+    // c = λΔ/μ moves with λ, so a kink within e^{±w} of λ is one whose c threshold is within e^{±w}
+    // of c; the edge of a page with l = 0 is its threshold c = 1.
+    const grow = model === null ? 1 : Math.exp(model.window)
+    const shrink = 1 / grow
+    const near = model?.near
+    const capacity = near?.length ?? 0
+    let nearCount = 0
+    let overflow = false
+    let nearSum = 0
+    let nearSlope = 0
+    let nearCurvature = 0
+    let nearThird = 0
+    let curvature = 0
+    let third = 0
     let sum = 0
     let compensation = 0
     let slope = 0
@@ -118,16 +227,51 @@ export class PeriodicKernel implements RateKernel {
       let rate = l
       if (u > l) {
         const c = lambda * ratio[i]!
-        if (c >= cAtLower[i]!) rate = l
-        else if (c <= cAtUpper[i]!) rate = u
+        const atLower = cAtLower[i]!
+        const atUpper = cAtUpper[i]!
+        let dRate = 0
+        let x = 0
+        let dx = 0
+        if (c >= atLower) rate = l
+        else if (c <= atUpper) rate = u
         else {
-          const x = inverseErlangCdf(c)
+          x = inverseErlangCdf(c)
           rate = delta[i]! / x
           if (rate <= l) rate = l
           else if (rate >= u) rate = u
-          // dρ/d ln λ = −(Δ/x²)·dx/d ln c, dx/d ln c = c/g'(x) = c/(x e^{−x}), and at the root
-          // e^{−x} = (1 − c)/(1 + x).
-          else slope -= (rate * c * (1 + x)) / (x * x * (1 - c))
+          else {
+            // dx/dy = c/g'(x) = c/(x e^{−x}) with e^{−x} = (1 − c)/(1 + x) at the root; ρ = Δ/x.
+            dx = (c * (1 + x)) / (x * (1 - c))
+            dRate = (-rate * dx) / x
+            slope += dRate
+          }
+        }
+        if (model !== null) {
+          let second = 0
+          let thirdHere = 0
+          if (dRate !== 0) {
+            // With a = c/(1 − c) (da/dy = a(1 + a)) and r = 1/x: x' = a(1 + r),
+            // x'' = (1 + a)x' − a x' r², x''' = (1 + a)(a x' + x'') − a(1 + a)x' r² − a x'' r² + 2a x'² r³;
+            // ρ = Δr: ρ'' = ρ(2x'² r² − x'' r), ρ''' = ρ(−x''' r + 6x' x'' r² − 6x'³ r³).
+            const a = c / (1 - c)
+            const r = 1 / x
+            const r2 = r * r
+            const ddx = (1 + a) * dx - a * dx * r2
+            const dddx = (1 + a) * (a * dx + ddx) - a * (1 + a) * dx * r2 - a * ddx * r2 + 2 * a * dx * dx * r2 * r
+            second = rate * (2 * dx * dx * r2 - ddx * r)
+            thirdHere = rate * (-dddx * r + 6 * dx * ddx * r2 - 6 * dx * dx * dx * r2 * r)
+            curvature += second
+            third += thirdHere
+          }
+          if ((c >= atLower * shrink && c <= atLower * grow) || (c >= atUpper * shrink && c <= atUpper * grow)) {
+            if (nearCount < capacity) {
+              near![nearCount++] = i
+              nearSum += rate
+              nearSlope += dRate
+              nearCurvature += second
+              nearThird += thirdHere
+            } else overflow = true
+          }
         }
       }
       out[i] = rate
@@ -136,17 +280,37 @@ export class PeriodicKernel implements RateKernel {
       sum = next
     }
     this.slope = slope
-    return sum + compensation
+    const total = sum + compensation
+    if (model !== null) {
+      model.nearCount = nearCount
+      model.overflow = overflow
+      model.farSum = total - nearSum
+      model.farSlope = slope - nearSlope
+      model.farCurvature = curvature - nearCurvature
+      model.farThird = third - nearThird
+      model.curvature = curvature
+      model.third = third
+    }
+    return total
   }
 
-  lambdaAtUpper(i: number): number {
-    const ratio = this.deltaOverImportance[i]!
-    return ratio > 0 ? this.cAtUpper[i]! / ratio : 0
-  }
-
-  lambdaAtLower(i: number): number {
-    const ratio = this.deltaOverImportance[i]!
-    return ratio > 0 ? this.cAtLower[i]! / ratio : Number.POSITIVE_INFINITY
+  multiplierRange(set: PageSet): readonly [number, number] {
+    const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
+    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
+    const { indices, count } = set
+    let lowest = Number.POSITIVE_INFINITY
+    let highest = 0
+    for (let k = 0; k < count; k++) {
+      const i = indices === null ? k : indices[k]!
+      if (!(upper[i]! > lower[i]!)) continue
+      // Pages that can move have Δ, μ > 0, so the ratio is positive.
+      const r = ratio[i]!
+      const atUpper = cAtUpper[i]! / r
+      const atLower = cAtLower[i]! / r
+      if (atUpper < lowest) lowest = atUpper
+      if (atLower > highest) highest = atLower
+    }
+    return [lowest, highest]
   }
 
   upperChanged(i: number): void {

@@ -8,7 +8,7 @@
  * those lowered bounds, Σ_h min(S_h(λ), C_h) = R is met by the same solver, and λ_h = max(λ, κ_h).
  */
 import { solveFreshnessSet } from './freshnessSweep.ts'
-import { HarmonicKernel, PeriodicKernel, type RateKernel } from './kernels.ts'
+import { HarmonicKernel, PassModel, PeriodicKernel, type RateKernel } from './kernels.ts'
 import { solveMultiplierSet } from './multiplierSearch.ts'
 import { marginalUtility, pageFreshness } from './pageRate.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
@@ -118,10 +118,13 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
   }
   const kernel: RateKernel = objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns)
   let scratch: [Float64Array, Float64Array] | null = null
+  let model: PassModel | null = null
   return {
     solve(set, targetCrawlsPerDay) {
       scratch ??= [new Float64Array(n), new Float64Array(n)]
-      return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch })
+      // Room to re-evaluate an eighth of the pages exactly per model step (see multiplierSearch.ts).
+      model ??= new PassModel(Math.min(n, Math.max(1024, n >> 3)))
+      return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch, model })
     },
     upperChanged(i) {
       kernel.upperChanged(i)
