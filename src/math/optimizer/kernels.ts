@@ -18,7 +18,7 @@ import type { PageColumns, PageSet } from './pageSet.ts'
 export class PassModel {
   /** Half-width in ln λ of the window; set by the caller before the pass. */
   window = 0
-  /** Pages near a kink: `near[0..nearCount)`. */
+  /** Pages near a kink, in the order of the set: `near[0..nearCount)`. */
   readonly near: Int32Array
   nearCount = 0
   /** More pages were near a kink than `near` holds; the rest went into the Taylor sums. */
@@ -28,9 +28,6 @@ export class PassModel {
   farSlope = 0
   farCurvature = 0
   farThird = 0
-  /** d²Σρ/dy² and d³Σρ/dy³ over all pages (the listed ones at their current side of the kink). */
-  curvature = 0
-  third = 0
 
   constructor(capacity: number) {
     this.near = new Int32Array(capacity)
@@ -46,6 +43,13 @@ export interface RateKernel {
   /** dΣρ/d ln λ at the last `evaluate` (≤ 0). */
   readonly slope: number
   /**
+   * Rates at `next` = λe^h into `out`, from the rates `from` of the pass at λ that filled `model`
+   * (which must not have overflowed): listed pages exactly, the others by their third-order Taylor
+   * expansion in h. Valid when |h| is far inside the model's window, where no unlisted page meets a
+   * kink. Returns their (compensated) sum.
+   */
+  advance(lambda: number, next: number, set: PageSet, from: Float64Array, model: PassModel, out: Float64Array): number
+  /**
    * Over the pages of the set that can move (u > l): the least λ at or below which a page sits at
    * its upper bound (0 when a bound is infinite), and the greatest λ at or above which a page sits at
    * its lower bound (may be +Infinity). Every page is at u below the first and at l above the second.
@@ -53,6 +57,40 @@ export interface RateKernel {
   multiplierRange(set: PageSet): readonly [number, number]
   /** Call after `columns.upperCrawlsPerDay[i]` changed. */
   upperChanged(i: number): void
+}
+
+/** ρ'', ρ''' (in y = ln λ) written by the derivative helpers below; ρ' is their return value. */
+const higher = new Float64Array(2)
+
+/**
+ * Harmonic: ρ(ρ + Δ) = μΔ/λ and s = 2ρ + Δ give ρ' = −ρ(ρ + Δ)/s, ρ'' = −ρ' − 2ρ'²/s,
+ * ρ''' = −ρ'' − 4ρ'ρ''/s + 4ρ'³/s².
+ */
+function harmonicDerivatives(rate: number, delta: number): number {
+  const inverseS = 1 / (2 * rate + delta)
+  const first = -rate * (rate + delta) * inverseS
+  const second = -first - 2 * first * first * inverseS
+  higher[0] = second
+  higher[1] = -second - 4 * first * second * inverseS + 4 * first * first * first * inverseS * inverseS
+  return first
+}
+
+/**
+ * Periodic: ρ = Δ/x with g(x) = c = λΔ/μ. With a = c/(1 − c) (da/dy = a(1 + a)) and r = 1/x, using
+ * e^{−x} = (1 − c)/(1 + x) at the root: x' = c/g'(x) = a(1 + r), x'' = (1 + a)x' − a x' r²,
+ * x''' = (1 + a)(a x' + x'') − a(1 + a)x' r² − a x'' r² + 2a x'² r³; then ρ' = −ρ x' r,
+ * ρ'' = ρ(2x'² r² − x'' r), ρ''' = ρ(−x''' r + 6x' x'' r² − 6x'³ r³).
+ */
+function periodicDerivatives(rate: number, c: number, x: number): number {
+  const a = c / (1 - c)
+  const r = 1 / x
+  const r2 = r * r
+  const dx = a * (1 + r)
+  const ddx = (1 + a) * dx - a * dx * r2
+  const dddx = (1 + a) * (a * dx + ddx) - a * (1 + a) * dx * r2 - a * ddx * r2 + 2 * a * dx * dx * r2 * r
+  higher[0] = rate * (2 * dx * dx * r2 - ddx * r)
+  higher[1] = rate * (-dddx * r + 6 * dx * ddx * r2 - 6 * dx * dx * dx * r2 * r)
+  return -rate * dx * r
 }
 
 /** Harmonic staleness: ρ(ρ + Δ) = μΔ/λ (MATH.md 3.4). */
@@ -80,8 +118,6 @@ export class HarmonicKernel implements RateKernel {
     let overflow = false
     let nearSum = 0
     let nearSlope = 0
-    let nearCurvature = 0
-    let nearThird = 0
     let curvature = 0
     let third = 0
     let sum = 0
@@ -100,29 +136,23 @@ export class HarmonicKernel implements RateKernel {
         else if (free >= u) rate = u
         else {
           rate = free
-          // ρ(ρ + Δ) = μΔ/λ and s = 2ρ + Δ give, in y = ln λ: ρ' = −ρ(ρ + Δ)/s,
-          // ρ'' = −ρ' − 2ρ'²/s, ρ''' = −ρ'' − 4ρ'ρ''/s + 4ρ'³/s².
           dRate = -(rate * (rate + d)) / (2 * rate + d)
           slope += dRate
         }
         if (model !== null) {
-          let second = 0
-          let thirdHere = 0
-          if (dRate !== 0) {
-            const inverseS = 1 / (2 * rate + d)
-            second = -dRate - 2 * dRate * dRate * inverseS
-            thirdHere = -second - 4 * dRate * second * inverseS + 4 * dRate * dRate * dRate * inverseS * inverseS
-            curvature += second
-            third += thirdHere
-          }
+          let listed = false
           if ((free >= l * shrink && free <= l * grow) || (free >= u * shrink && free <= u * grow)) {
             if (nearCount < capacity) {
               near![nearCount++] = i
               nearSum += rate
               nearSlope += dRate
-              nearCurvature += second
-              nearThird += thirdHere
+              listed = true
             } else overflow = true
+          }
+          if (!listed && dRate !== 0) {
+            harmonicDerivatives(rate, d)
+            curvature += higher[0]!
+            third += higher[1]!
           }
         }
       }
@@ -133,17 +163,37 @@ export class HarmonicKernel implements RateKernel {
     }
     this.slope = slope
     const total = sum + compensation
-    if (model !== null) {
-      model.nearCount = nearCount
-      model.overflow = overflow
-      model.farSum = total - nearSum
-      model.farSlope = slope - nearSlope
-      model.farCurvature = curvature - nearCurvature
-      model.farThird = third - nearThird
-      model.curvature = curvature
-      model.third = third
-    }
+    if (model !== null) fillModel(model, nearCount, overflow, total - nearSum, slope - nearSlope, curvature, third)
     return total
+  }
+
+  advance(lambda: number, next: number, set: PageSet, from: Float64Array, model: PassModel, out: Float64Array): number {
+    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
+    const product = this.importanceTimesDelta
+    const { indices, count } = set
+    const { near, nearCount } = model
+    const h = Math.log(next / lambda)
+    let listed = 0
+    let sum = 0
+    let compensation = 0
+    for (let k = 0; k < count; k++) {
+      const i = indices === null ? k : indices[k]!
+      const l = lower[i]!
+      const u = upper[i]!
+      let rate = from[i]!
+      if (listed < nearCount && near[listed] === i) {
+        listed++
+        rate = u > l ? clamp(harmonicRate(product[i]!, next, delta[i]!), l, u) : l
+      } else if (rate > l && rate < u) {
+        const first = harmonicDerivatives(rate, delta[i]!)
+        rate = clamp(rate + h * (first + h * (0.5 * higher[0]! + h * (higher[1]! / 6))), l, u)
+      }
+      out[i] = rate
+      const nextSum = sum + rate
+      compensation += sum >= rate ? sum - nextSum + rate : rate - nextSum + sum
+      sum = nextSum
+    }
+    return sum + compensation
   }
 
   multiplierRange(set: PageSet): readonly [number, number] {
@@ -213,8 +263,6 @@ export class PeriodicKernel implements RateKernel {
     let overflow = false
     let nearSum = 0
     let nearSlope = 0
-    let nearCurvature = 0
-    let nearThird = 0
     let curvature = 0
     let third = 0
     let sum = 0
@@ -231,7 +279,6 @@ export class PeriodicKernel implements RateKernel {
         const atUpper = cAtUpper[i]!
         let dRate = 0
         let x = 0
-        let dx = 0
         if (c >= atLower) rate = l
         else if (c <= atUpper) rate = u
         else {
@@ -240,37 +287,25 @@ export class PeriodicKernel implements RateKernel {
           if (rate <= l) rate = l
           else if (rate >= u) rate = u
           else {
-            // dx/dy = c/g'(x) = c/(x e^{−x}) with e^{−x} = (1 − c)/(1 + x) at the root; ρ = Δ/x.
-            dx = (c * (1 + x)) / (x * (1 - c))
-            dRate = (-rate * dx) / x
+            // dρ/dy = −ρ x'/x with x' = c/g'(x) = c/(x e^{−x}) and e^{−x} = (1 − c)/(1 + x) at the root.
+            dRate = -(rate * c * (1 + x)) / (x * x * (1 - c))
             slope += dRate
           }
         }
         if (model !== null) {
-          let second = 0
-          let thirdHere = 0
-          if (dRate !== 0) {
-            // With a = c/(1 − c) (da/dy = a(1 + a)) and r = 1/x: x' = a(1 + r),
-            // x'' = (1 + a)x' − a x' r², x''' = (1 + a)(a x' + x'') − a(1 + a)x' r² − a x'' r² + 2a x'² r³;
-            // ρ = Δr: ρ'' = ρ(2x'² r² − x'' r), ρ''' = ρ(−x''' r + 6x' x'' r² − 6x'³ r³).
-            const a = c / (1 - c)
-            const r = 1 / x
-            const r2 = r * r
-            const ddx = (1 + a) * dx - a * dx * r2
-            const dddx = (1 + a) * (a * dx + ddx) - a * (1 + a) * dx * r2 - a * ddx * r2 + 2 * a * dx * dx * r2 * r
-            second = rate * (2 * dx * dx * r2 - ddx * r)
-            thirdHere = rate * (-dddx * r + 6 * dx * ddx * r2 - 6 * dx * dx * dx * r2 * r)
-            curvature += second
-            third += thirdHere
-          }
+          let listed = false
           if ((c >= atLower * shrink && c <= atLower * grow) || (c >= atUpper * shrink && c <= atUpper * grow)) {
             if (nearCount < capacity) {
               near![nearCount++] = i
               nearSum += rate
               nearSlope += dRate
-              nearCurvature += second
-              nearThird += thirdHere
+              listed = true
             } else overflow = true
+          }
+          if (!listed && dRate !== 0) {
+            periodicDerivatives(rate, c, x)
+            curvature += higher[0]!
+            third += higher[1]!
           }
         }
       }
@@ -281,17 +316,44 @@ export class PeriodicKernel implements RateKernel {
     }
     this.slope = slope
     const total = sum + compensation
-    if (model !== null) {
-      model.nearCount = nearCount
-      model.overflow = overflow
-      model.farSum = total - nearSum
-      model.farSlope = slope - nearSlope
-      model.farCurvature = curvature - nearCurvature
-      model.farThird = third - nearThird
-      model.curvature = curvature
-      model.third = third
-    }
+    if (model !== null) fillModel(model, nearCount, overflow, total - nearSum, slope - nearSlope, curvature, third)
     return total
+  }
+
+  advance(lambda: number, next: number, set: PageSet, from: Float64Array, model: PassModel, out: Float64Array): number {
+    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
+    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
+    const { indices, count } = set
+    const { near, nearCount } = model
+    const h = Math.log(next / lambda)
+    let listed = 0
+    let sum = 0
+    let compensation = 0
+    for (let k = 0; k < count; k++) {
+      const i = indices === null ? k : indices[k]!
+      const l = lower[i]!
+      const u = upper[i]!
+      let rate = from[i]!
+      if (listed < nearCount && near[listed] === i) {
+        listed++
+        rate = l
+        if (u > l) {
+          const c = next * ratio[i]!
+          if (c >= cAtLower[i]!) rate = l
+          else if (c <= cAtUpper[i]!) rate = u
+          else rate = clamp(delta[i]! / inverseErlangCdf(c), l, u)
+        }
+      } else if (rate > l && rate < u) {
+        // Δ/ρ returns the root x of the pass at λ to an ulp.
+        const first = periodicDerivatives(rate, lambda * ratio[i]!, delta[i]! / rate)
+        rate = clamp(rate + h * (first + h * (0.5 * higher[0]! + h * (higher[1]! / 6))), l, u)
+      }
+      out[i] = rate
+      const nextSum = sum + rate
+      compensation += sum >= rate ? sum - nextSum + rate : rate - nextSum + sum
+      sum = nextSum
+    }
+    return sum + compensation
   }
 
   multiplierRange(set: PageSet): readonly [number, number] {
@@ -318,4 +380,25 @@ export class PeriodicKernel implements RateKernel {
     const d = this.columns.changesPerDay[i]!
     this.cAtUpper[i] = u === Number.POSITIVE_INFINITY ? 0 : erlangCdf(d / u)
   }
+}
+
+function fillModel(
+  model: PassModel,
+  nearCount: number,
+  overflow: boolean,
+  farSum: number,
+  farSlope: number,
+  farCurvature: number,
+  farThird: number,
+): void {
+  model.nearCount = nearCount
+  model.overflow = overflow
+  model.farSum = farSum
+  model.farSlope = farSlope
+  model.farCurvature = farCurvature
+  model.farThird = farThird
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return value < low ? low : value > high ? high : value
 }

@@ -53,9 +53,10 @@ function benchmarkLike(n: number, seed: number, objective: Objective): RateProbl
  * Counts passes over all `n` pages (those that fill a pass model; the sample's are smaller) and the
  * pages evaluated for the model's list.
  */
-function counting(kernel: RateKernel, n: number): { kernel: RateKernel; passes: () => number; listPages: () => number } {
+function counting(kernel: RateKernel, n: number): { kernel: RateKernel; passes: () => number; listPages: () => number; advances: () => number } {
   let passes = 0
   let listPages = 0
+  let advances = 0
   const wrapped: RateKernel = {
     evaluate(lambda: number, set: PageSet, out: Float64Array, model?: PassModel | null) {
       if (model && set.count === n) passes++
@@ -65,10 +66,14 @@ function counting(kernel: RateKernel, n: number): { kernel: RateKernel; passes: 
       return sum
     },
     slope: 0,
+    advance(lambda, next, set, from, model, out) {
+      advances++
+      return kernel.advance(lambda, next, set, from, model, out)
+    },
     multiplierRange: (set) => kernel.multiplierRange(set),
     upperChanged: (i) => kernel.upperChanged(i),
   }
-  return { kernel: wrapped, passes: () => passes, listPages: () => listPages }
+  return { kernel: wrapped, passes: () => passes, listPages: () => listPages, advances: () => advances }
 }
 
 function columnsOf(problem: RateProblem): PageColumns {
@@ -177,3 +182,42 @@ test('periodic: 120,000 identical pages with a floor share one kink; budgets bel
     checkKkt(problem, s.crawlsPerDay, s.lambda, `extra ${extra}`)
   }
 })
+
+for (const objective of ['freshness-periodic', 'harmonic'] as const) {
+  test(`${objective}: advance matches a full evaluation, its Taylor error falls like h^4 (the derivatives are right)`, (t) => {
+    const problem = benchmarkLike(20_000, 31, objective)
+    const columns = columnsOf(problem)
+    const n = problem.changesPerDay.length
+    const kernel = objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns)
+    const set: PageSet = { indices: null, count: n }
+    const model = new PassModel(n)
+    model.window = 0.1
+    const lambda = objective === 'harmonic' ? 0.05 : 9
+    const base = new Float64Array(n)
+    kernel.evaluate(lambda, set, base, model)
+    assert.ok(!model.overflow && model.nearCount > 0 && model.nearCount < n / 4, `listed ${model.nearCount}`)
+    const worstFor = (h: number): number => {
+      const next = lambda * Math.exp(h)
+      const advanced = new Float64Array(n)
+      const exact = new Float64Array(n)
+      const advancedSum = kernel.advance(lambda, next, set, base, model, advanced)
+      const exactSum = kernel.evaluate(next, set, exact)
+      if (Math.abs(h) < 1e-5) assert.ok(Math.abs(advancedSum / exactSum - 1) < 1e-14, `h = ${h}: sums ${advancedSum} vs ${exactSum}`)
+      let worst = 0
+      for (let i = 0; i < n; i++) {
+        const error = Math.abs(advanced[i]! - exact[i]!) / Math.max(exact[i]!, 1e-300)
+        worst = Math.max(worst, error)
+      }
+      return worst
+    }
+    // Far inside the window (as the search uses it) advance is exact to rounding.
+    assert.ok(worstFor(1e-6) < 1e-13, `h = 1e-6: ${worstFor(1e-6)}`)
+    assert.ok(worstFor(-1e-6) < 1e-13, `h = −1e-6: ${worstFor(-1e-6)}`)
+    // Halving a larger step cuts the worst error by about 2^4 = 16 (a third-order expansion).
+    const big = worstFor(0.01)
+    const half = worstFor(0.005)
+    assert.ok(big > 1e-12 && big < 1e-4, `h = 0.01: ${big}`)
+    assert.ok(big / half > 10 && big / half < 24, `error ratio ${big / half} (h = 0.01: ${big}, 0.005: ${half})`)
+    t.diagnostic(`worst relative error: h = 0.01 ${big.toExponential(2)}, h = 0.005 ${half.toExponential(2)}, h = 1e-6 ${worstFor(1e-6).toExponential(2)}`)
+  })
+}
