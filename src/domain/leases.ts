@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
-import {
-  expireLeases,
-  grantLease,
-  lockDuePages,
-  lockHostSpacing,
-  releaseLease,
-  setHostNextLeaseAt,
-  upcomingCrawls,
-} from '../store/leasesRepo.ts'
-import { withTransaction } from '../store/transaction.ts'
+import { releaseLease, takeLeasedPages, upcomingCrawls } from '../store/leasesRepo.ts'
 import type { Clock } from './clock.ts'
 import { NotFoundError } from './errors.ts'
 
@@ -29,62 +20,48 @@ export interface LeaseGrant {
   leaseId: string
   expiresAt: string
   pages: { id: string; url: string; host: string; dueAt: string }[]
-  /** Leases of other workers that had expired and were returned to the pool by this call. */
+  /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
   expiredReturned: number
 }
 
-/** Candidates locked per page asked for: room to skip pages of hosts that must wait (politeness). */
-const OVERSCAN = 4
+/**
+ * Per call, at most this many pages of expired leases are returned to the pool and this many pages
+ * of polite hosts moved out of the global due order: keeps one call short after many workers vanished
+ * at once or a large host gained a delay; the next calls do the rest.
+ */
+const SWEEP_BATCH = 1000
 
 /**
- * Hands out due pages as one lease (API.md "Schedule"): expired leases return to the pool first;
- * due, unleased pages are locked most overdue first with SKIP LOCKED, so concurrent callers never
- * get the same page; a host with `minDelaySeconds` gets at most one page per call and per delay
- * (its `next_lease_at` row is locked while deciding, so two callers cannot both use the slot).
+ * Hands out due pages as one lease (API.md "Schedule"), in one statement (store/leasesRepo.ts):
+ * most overdue first, higher importance first when tied; rows are locked with SKIP LOCKED, so
+ * concurrent callers never get the same page; a host with `minDelaySeconds` gets at most one page
+ * per call and per delay (its politeness row is locked and moved forward in the same statement);
+ * pages of expired leases are offered again.
  */
 export async function takeLease(deps: LeaseDeps, request: LeaseRequest): Promise<LeaseGrant> {
   const nowMs = deps.clock.nowMs()
-  const now = new Date(nowMs)
-  return withTransaction(deps.pool, async (client) => {
-    const expiredReturned = await expireLeases(client, now)
-    const candidates = await lockDuePages(client, {
-      now,
-      limit: request.limit * OVERSCAN,
-      hosts: request.hosts && request.hosts.length > 0 ? [...request.hosts] : null,
-    })
-    const hosts = [...new Set(candidates.map((c) => c.host))]
-    const spacing = await lockHostSpacing(client, hosts)
-    const delayOf = new Map(spacing.locked.map((h) => [h.host, h]))
-    const hostUpdates: { host: string; nextLeaseAt: string }[] = []
-    const chosen: typeof candidates = []
-    for (const c of candidates) {
-      if (chosen.length >= request.limit) break
-      if (spacing.busy.has(c.host)) continue
-      const politeness = delayOf.get(c.host)
-      if (politeness) {
-        if (politeness.nextLeaseAt !== null && politeness.nextLeaseAt.getTime() > nowMs) continue
-        const nextLeaseAt = new Date(nowMs + politeness.minDelaySeconds * 1000)
-        politeness.nextLeaseAt = nextLeaseAt
-        hostUpdates.push({ host: c.host, nextLeaseAt: nextLeaseAt.toISOString() })
-      }
-      chosen.push(c)
-    }
-    const leaseId = randomUUID()
-    const expiresAt = new Date(nowMs + request.leaseSeconds * 1000)
-    await grantLease(client, { ids: chosen.map((c) => c.id), leaseId, worker: request.worker, expiresAt })
-    await setHostNextLeaseAt(client, hostUpdates)
-    return {
-      leaseId,
-      expiresAt: expiresAt.toISOString(),
-      pages: chosen.map((c) => ({ id: c.id, url: c.url, host: c.host, dueAt: c.nextCrawlAt.toISOString() })),
-      expiredReturned,
-    }
+  const leaseId = randomUUID()
+  const expiresAt = new Date(nowMs + request.leaseSeconds * 1000)
+  const taken = await takeLeasedPages(deps.pool, {
+    now: new Date(nowMs),
+    limit: request.limit,
+    hosts: request.hosts && request.hosts.length > 0 ? [...request.hosts] : null,
+    leaseId,
+    worker: request.worker,
+    expiresAt,
+    sweepBatch: SWEEP_BATCH,
   })
+  return {
+    leaseId,
+    expiresAt: expiresAt.toISOString(),
+    pages: taken.pages.map((p) => ({ id: p.id, url: p.url, host: p.host, dueAt: p.nextCrawlAt.toISOString() })),
+    expiredReturned: taken.expired,
+  }
 }
 
 /** Releases a lease early: its pages return to the pool at once. */
 export async function releaseLeaseEarly(deps: LeaseDeps, leaseId: string): Promise<{ released: number }> {
-  const released = await withTransaction(deps.pool, (client) => releaseLease(client, leaseId))
+  const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
   return { released }
 }

@@ -88,6 +88,42 @@ describe('leases', () => {
     assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/leases/not-a-uuid' })).statusCode, 400)
   })
 
+  it('a host that loses its delay gets all its due pages handed out again; the schedule shows polite pages', async () => {
+    const host = 'unpolite.example'
+    const urls = Array.from({ length: 12 }, (_, i) => `https://${host}/${i}`)
+    await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds: 600 } })
+    await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: urls.map((url) => ({ url })) } })
+    t.clock.advanceMs(1000)
+    const first = (await lease({ worker: 'a', limit: 10, hosts: [host] })).json() as Leased
+    assert.equal(first.pages.length, 1)
+    const marked = async () =>
+      (await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE host = $1 AND polite', [host])).rows[0].n as number
+    assert.equal(await marked(), 12, 'the lease moved the host’s pages out of the global due order')
+    // The host's other pages are waiting for their turn, and the schedule lists them in due order.
+    const preview = (await t.app.inject({ method: 'GET', url: `/v1/schedule?limit=1000&until=${iso(t.clock.nowMs())}` })).json()
+    const waiting = preview.items.filter((i: { host: string }) => i.host === host)
+    assert.equal(waiting.length, 11)
+    const due = preview.items.map((i: { dueAt: string }) => Date.parse(i.dueAt))
+    assert.deepEqual(due, [...due].sort((x: number, y: number) => x - y))
+
+    // Without the delay they are ordinary pages again: a lease takes them all at once.
+    const put = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: 100, minDelaySeconds: null } })
+    assert.equal(put.statusCode, 200)
+    assert.equal(await marked(), 0)
+    const rest = (await lease({ worker: 'b', limit: 50, hosts: [host] })).json() as Leased
+    assert.equal(rest.pages.length, 11)
+    assert.ok(!rest.pages.some((p) => p.url === first.pages[0]!.url))
+
+    // Polite again, then the limits removed altogether: the same.
+    await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds: 600 } })
+    t.clock.advanceMs(31 * 60_000) // both leases (300 s) have expired
+    assert.equal(((await lease({ worker: 'c', limit: 50, hosts: [host] })).json() as Leased).pages.length, 1)
+    assert.equal(await marked(), 12)
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/hosts/${host}` })).statusCode, 204)
+    assert.equal(await marked(), 0)
+    assert.equal(((await lease({ worker: 'd', limit: 50, hosts: [host] })).json() as Leased).pages.length, 11)
+  })
+
   it('validates lease requests and previews the schedule in due order', async () => {
     for (const body of [{}, { worker: '' }, { worker: 'w', limit: 0 }, { worker: 'w', limit: 5000 }, { worker: 'w', leaseSeconds: 1 }]) {
       const res = await lease(body)
