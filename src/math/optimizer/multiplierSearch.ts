@@ -23,7 +23,7 @@
  * the leftover goes to the pages at the edge, in proportion to the rates they jump by.
  */
 import { PassModel, type RateKernel } from './kernels.ts'
-import type { PageColumns, PageSet } from './pageSet.ts'
+import { strideSample, type PageColumns, type PageSet } from './pageSet.ts'
 
 /** Relative budget error at which an evaluated λ is accepted as is (far below the 1e-9 contract). */
 const SUM_TOLERANCE = 1e-13
@@ -297,33 +297,21 @@ function modelStep(
 }
 
 /**
- * λ solving a strided sample of the set (one pseudo-random page per stride, so that no regular
- * pattern in the page order aliases with the stride), whose budget above its Σl is the set's scaled
- * by the sampled fraction; NaN when that budget reaches the sample's Σu.
+ * λ solving a strided sample of the set whose budget above its Σl is the set's, scaled by the
+ * sampled fraction; NaN when that budget reaches the sample's Σu.
  */
 function sampleLambda(options: Parameters<typeof solveMultiplierSet>[0], sumLower: number): number {
   const { columns, set, targetCrawlsPerDay: target } = options
-  const { indices, count } = set
-  const stride = Math.floor(count / SAMPLE_PAGES)
-  const size = Math.floor(count / stride)
-  const sample = new Int32Array(size)
+  const sample = strideSample(set, SAMPLE_PAGES)
   let sampleLower = 0
   let sampleUpper = 0
-  let state = 0x9e3779b9
-  for (let j = 0; j < size; j++) {
-    // xorshift32: a fixed sequence, so the solve stays deterministic.
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    const k = j * stride + ((state >>> 0) % stride)
-    const i = indices === null ? k : indices[k]!
-    sample[j] = i
+  for (const i of sample) {
     sampleLower += columns.lowerCrawlsPerDay[i]!
     sampleUpper += columns.upperCrawlsPerDay[i]!
   }
-  const sampleTarget = sampleLower + (target - sumLower) * (size / count)
+  const sampleTarget = sampleLower + (target - sumLower) * (sample.length / set.count)
   if (!(sampleTarget > sampleLower && sampleTarget < sampleUpper)) return Number.NaN
-  return solveMultiplierSet({ ...options, set: { indices: sample, count: size }, targetCrawlsPerDay: sampleTarget })
+  return solveMultiplierSet({ ...options, set: { indices: sample, count: sample.length }, targetCrawlsPerDay: sampleTarget })
 }
 
 /** ln λ of the Poisson objective with every page that can move free: (Σ√(μΔ)/(R + ΣΔ))². */

@@ -22,3 +22,24 @@ export interface PageSet {
   count: number
 }
 
+/**
+ * About `size` pages of the set, one from each of `size` equal strides at a pseudo-random position in
+ * it (so that no regular pattern in the page order aliases with the stride), as page indices. The
+ * sequence is fixed, so solves stay deterministic. The whole set when it has at most `size` pages.
+ */
+export function strideSample(set: PageSet, size: number): Int32Array {
+  const { indices, count } = set
+  const stride = Math.max(1, Math.floor(count / size))
+  const length = Math.floor(count / stride)
+  const sample = new Int32Array(length)
+  let state = 0x9e3779b9
+  for (let j = 0; j < length; j++) {
+    // xorshift32
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    const k = j * stride + ((state >>> 0) % stride)
+    sample[j] = indices === null ? k : indices[k]!
+  }
+  return sample
+}

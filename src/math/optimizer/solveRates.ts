@@ -6,12 +6,19 @@
  * κ_h. Because every page rate is non-increasing in λ, the page's rate at a global λ is then
  * ρ_i(max(λ, κ_h)) = clamp(ρ_i(λ), l_i, ρ_i(κ_h)), so the global problem is the uncapped one with
  * those lowered bounds, Σ_h min(S_h(λ), C_h) = R is met by the same solver, and λ_h = max(λ, κ_h).
+ *
+ * Only hosts with κ_h > λ matter (the others get λ_h = λ either way), and on large instances most
+ * capped hosts are not among them. So on large instances λ is first estimated from a sample, and a
+ * host whose pages fit under C_h at a multiplier λ_probe somewhat below that estimate is set aside:
+ * S_h is non-increasing, so if the global λ comes out ≥ λ_probe, S_h(λ) ≤ C_h and the host does not
+ * bind. If λ comes out lower, the set-aside hosts that overspend at λ get their κ_h and the global
+ * problem is solved again, until none does.
  */
 import { solveFreshnessSet } from './freshnessSweep.ts'
 import { HarmonicKernel, PassModel, PeriodicKernel, type RateKernel } from './kernels.ts'
 import { solveMultiplierSet } from './multiplierSearch.ts'
 import { marginalUtility, pageFreshness } from './pageRate.ts'
-import type { PageColumns, PageSet } from './pageSet.ts'
+import { strideSample, type PageColumns, type PageSet } from './pageSet.ts'
 import { InfeasibleBudgetError, type Objective, type RateProblem, type RateSolution } from './types.ts'
 
 /**
@@ -21,6 +28,12 @@ import { InfeasibleBudgetError, type Objective, type RateProblem, type RateSolut
 const FEASIBILITY_TOLERANCE = 1e-12
 
 const OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic']
+
+/** Instances with at least this many pages probe λ before solving host caps (see the module comment). */
+const PROBE_ABOVE_PAGES = 50_000
+const PROBE_SAMPLE_PAGES = 16_384
+/** λ_probe = (sampled λ) · e^{−PROBE_MARGIN}: well below the estimate's sampling error. */
+const PROBE_MARGIN = 0.1
 
 /**
  * Solves max Σ μ_i f(ρ_i) s.t. Σ ρ_i ≤ R, l_i ≤ ρ_i ≤ u_i, Σ_{i∈h} ρ_i ≤ C_h.
@@ -52,18 +65,27 @@ export function solveRates(problem: RateProblem): RateSolution {
   const out = new Float64Array(n)
   const solver = createSetSolver(objective, columns, n, out)
   const hostLambda = new Float64Array(hostCount)
-  if (hostIndex !== null) solveHostCaps({ objective, columns, hostIndex, hostCap, solver, out, hostLambda })
+  const caps = hostIndex === null ? null : new HostCaps({ objective, columns, hostIndex, hostCap, solver, hostLambda })
+  if (caps !== null) {
+    const estimate = n >= PROBE_ABOVE_PAGES ? sampledLambda(solver, columns, n, sumLower, budget) : Number.NaN
+    if (estimate > 0) caps.bindAbove(estimate * Math.exp(-PROBE_MARGIN), out)
+    else caps.bindAll()
+  }
 
-  const capacity = compensatedSum(upper, n)
   let lambda: number
-  if (capacity <= budget) {
-    out.set(upper)
-    lambda = 0
-  } else if (budget <= sumLower) {
-    out.set(lower)
-    lambda = lambdaHoldingAllAtLower(objective, columns, { indices: null, count: n })
-  } else {
-    lambda = solver.solve({ indices: null, count: n }, budget)
+  for (;;) {
+    const capacity = compensatedSum(upper, n)
+    if (capacity <= budget) {
+      out.set(upper)
+      lambda = 0
+    } else if (budget <= sumLower) {
+      out.set(lower)
+      lambda = lambdaHoldingAllAtLower(objective, columns, { indices: null, count: n })
+    } else {
+      lambda = solver.solve({ indices: null, count: n }, budget)
+    }
+    // Hosts set aside at the probe must still fit at this λ; those that do not are bound, and solved again.
+    if (caps === null || caps.bindOverspent(lambda, out) === 0) break
   }
   for (let h = 0; h < hostCount; h++) hostLambda[h] = Math.max(lambda, hostLambda[h]!)
 
@@ -96,8 +118,12 @@ export function solveRates(problem: RateProblem): RateSolution {
 }
 
 interface SetSolver {
+  /** Where `solve` writes its rates (page-indexed). */
+  readonly out: Float64Array
   /** Rates of `set` into `out` summing to target (Σ l < target < Σ u); returns λ. */
   solve(set: PageSet, targetCrawlsPerDay: number): number
+  /** Rates of `set` at multiplier λ > 0 into `into`. */
+  ratesAt(set: PageSet, lambda: number, into: Float64Array): void
   /** Call after `columns.upperCrawlsPerDay[i]` changed. */
   upperChanged(i: number): void
 }
@@ -109,9 +135,20 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
     for (let i = 0; i < n; i++) weight[i] = Math.sqrt(importance[i]! * delta[i]!)
     let breakpoints: Float64Array | null = null
     return {
+      out,
       solve(set, targetCrawlsPerDay) {
         if (breakpoints === null || breakpoints.length < 2 * set.count) breakpoints = new Float64Array(2 * set.count)
         return solveFreshnessSet({ columns, weight, set, targetCrawlsPerDay, out, breakpoints })
+      },
+      ratesAt(set, lambda, into) {
+        const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
+        const t = 1 / Math.sqrt(lambda)
+        const { indices, count } = set
+        for (let k = 0; k < count; k++) {
+          const i = indices === null ? k : indices[k]!
+          const rate = weight[i]! * t - delta[i]!
+          into[i] = rate < lower[i]! ? lower[i]! : rate > upper[i]! ? upper[i]! : rate
+        }
       },
       upperChanged() {},
     }
@@ -120,11 +157,15 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
   let scratch: [Float64Array, Float64Array] | null = null
   let model: PassModel | null = null
   return {
+    out,
     solve(set, targetCrawlsPerDay) {
       scratch ??= [new Float64Array(n), new Float64Array(n)]
       // Room to re-evaluate an eighth of the pages exactly per model step (see multiplierSearch.ts).
       model ??= new PassModel(Math.min(n, Math.max(1024, n >> 3)))
       return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch, model })
+    },
+    ratesAt(set, lambda, into) {
+      kernel.evaluate(lambda, set, into)
     },
     upperChanged(i) {
       kernel.upperChanged(i)
@@ -133,74 +174,159 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
 }
 
 /**
- * For each host that would exceed its cap at λ = 0, finds κ_h (its pages sum to C_h) and lowers its
- * pages' upper bounds to their rates at κ_h; writes κ_h into `hostLambda` (0 for hosts that fit).
+ * The hosts that would exceed their cap at λ = 0 (the others never bind), their pages in one array
+ * grouped by host, and which of them are bound: a bound host has κ_h in `hostLambda` and its pages'
+ * upper bounds lowered to their rates at κ_h.
  */
-function solveHostCaps(options: {
-  objective: Objective
-  columns: PageColumns
-  hostIndex: Int32Array
-  hostCap: Float64Array
-  solver: SetSolver
-  out: Float64Array
-  hostLambda: Float64Array
-}): void {
-  const { objective, columns, hostIndex, hostCap, solver, out, hostLambda } = options
-  const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
-  const n = hostIndex.length
-  const hostCount = hostCap.length
-  const hostLower = new Float64Array(hostCount)
-  const hostUpper = new Float64Array(hostCount)
-  const hostPages = new Int32Array(hostCount + 1)
-  for (let i = 0; i < n; i++) {
-    const h = hostIndex[i]!
-    if (h < 0) continue
-    hostLower[h] = hostLower[h]! + lower[i]!
-    hostUpper[h] = hostUpper[h]! + upper[i]!
-    hostPages[h + 1] = hostPages[h + 1]! + 1
-  }
-  let bindingPages = 0
-  for (let h = 0; h < hostCount; h++) {
-    const cap = hostCap[h]!
-    if (hostLower[h]! > cap * (1 + FEASIBILITY_TOLERANCE)) {
-      throw new InfeasibleBudgetError({ requiredCrawlsPerDay: hostLower[h]!, budgetCrawlsPerDay: cap, hostIndex: h })
+class HostCaps {
+  private readonly options: { objective: Objective; columns: PageColumns; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }
+  private readonly hostLower: Float64Array
+  /** Pages of host h: order[start[h]..start[h + 1]); empty for hosts that never bind. */
+  private readonly order: Int32Array
+  private readonly start: Int32Array
+  /** Hosts with pages in `order` not yet bound, and the multiplier at which they were seen to fit. */
+  private pending: Int32Array
+  private pendingFitAt = Number.POSITIVE_INFINITY
+
+  constructor(options: { objective: Objective; columns: PageColumns; hostIndex: Int32Array; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }) {
+    const { columns, hostIndex, hostCap } = options
+    this.options = options
+    const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
+    const n = hostIndex.length
+    const hostCount = hostCap.length
+    const hostLower = new Float64Array(hostCount)
+    const hostUpper = new Float64Array(hostCount)
+    const hostPages = new Int32Array(hostCount + 1)
+    for (let i = 0; i < n; i++) {
+      const h = hostIndex[i]!
+      if (h < 0) continue
+      hostLower[h] = hostLower[h]! + lower[i]!
+      hostUpper[h] = hostUpper[h]! + upper[i]!
+      hostPages[h + 1] = hostPages[h + 1]! + 1
     }
-    if (hostUpper[h]! > cap) bindingPages += hostPages[h + 1]!
-    else hostPages[h + 1] = 0
-  }
-  if (bindingPages === 0) return
+    let bindingPages = 0
+    let bindingHosts = 0
+    for (let h = 0; h < hostCount; h++) {
+      const cap = hostCap[h]!
+      if (hostLower[h]! > cap * (1 + FEASIBILITY_TOLERANCE)) {
+        throw new InfeasibleBudgetError({ requiredCrawlsPerDay: hostLower[h]!, budgetCrawlsPerDay: cap, hostIndex: h })
+      }
+      if (hostUpper[h]! > cap) {
+        bindingPages += hostPages[h + 1]!
+        bindingHosts++
+      } else hostPages[h + 1] = 0
+    }
 
-  // Counting sort of the pages of binding hosts, so each host is one contiguous run.
-  const start = hostPages
-  for (let h = 0; h < hostCount; h++) start[h + 1] = start[h]! + start[h + 1]!
-  const order = new Int32Array(bindingPages)
-  const fill = start.slice(0, hostCount)
-  for (let i = 0; i < n; i++) {
-    const h = hostIndex[i]!
-    if (h < 0 || !(hostUpper[h]! > hostCap[h]!)) continue
-    order[fill[h]!++] = i
+    // Counting sort of the pages of those hosts, so each host is one contiguous run.
+    const start = hostPages
+    for (let h = 0; h < hostCount; h++) start[h + 1] = start[h]! + start[h + 1]!
+    const order = new Int32Array(bindingPages)
+    const fill = start.slice(0, hostCount)
+    for (let i = 0; i < n; i++) {
+      const h = hostIndex[i]!
+      if (h < 0 || !(hostUpper[h]! > hostCap[h]!)) continue
+      order[fill[h]!++] = i
+    }
+    const pending = new Int32Array(bindingHosts)
+    let p = 0
+    for (let h = 0; h < hostCount; h++) if (start[h + 1]! > start[h]!) pending[p++] = h
+    this.hostLower = hostLower
+    this.order = order
+    this.start = start
+    this.pending = pending
   }
 
-  for (let h = 0; h < hostCount; h++) {
-    const from = start[h]!
-    const to = start[h + 1]!
-    if (to === from) continue
+  /** Binds every host that can bind. */
+  bindAll(): void {
+    for (const h of this.pending) this.bind(h)
+    this.pending = new Int32Array(0)
+  }
+
+  /**
+   * Binds the hosts whose pages spend more than C_h at `probe` and sets the others aside as fitting
+   * there. `scratch` is a page-indexed buffer.
+   */
+  bindAbove(probe: number, scratch: Float64Array): void {
+    if (this.order.length === 0) return
+    this.options.solver.ratesAt({ indices: this.order, count: this.order.length }, probe, scratch)
+    this.pending = this.bindWhere(scratch)
+    this.pendingFitAt = probe
+  }
+
+  /**
+   * After a global solve at λ with rates `rates`: binds the set-aside hosts whose pages spend more
+   * than C_h there; returns how many (0 when λ is at least the multiplier they were seen to fit at).
+   */
+  bindOverspent(lambda: number, rates: Float64Array): number {
+    if (this.pending.length === 0 || lambda >= this.pendingFitAt) return 0
+    const before = this.pending.length
+    this.pending = this.bindWhere(rates)
+    this.pendingFitAt = lambda
+    return before - this.pending.length
+  }
+
+  /** Binds the pending hosts whose pages' `rates` sum above C_h; returns the hosts left pending. */
+  private bindWhere(rates: Float64Array): Int32Array {
+    const { order, start, pending } = this
+    const { hostCap } = this.options
+    let kept = 0
+    for (const h of pending) {
+      let sum = 0
+      for (let k = start[h]!; k < start[h + 1]!; k++) sum += rates[order[k]!]!
+      if (sum > hostCap[h]!) this.bind(h)
+      else pending[kept++] = h
+    }
+    return pending.subarray(0, kept)
+  }
+
+  /** Finds κ_h and lowers the host's pages' upper bounds to their rates there. */
+  private bind(h: number): void {
+    const { objective, columns, hostCap, solver, hostLambda } = this.options
+    const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
+    const { order } = this
+    const from = this.start[h]!
+    const to = this.start[h + 1]!
     const set: PageSet = { indices: order.subarray(from, to), count: to - from }
     const cap = hostCap[h]!
-    if (cap <= hostLower[h]!) {
-      for (let k = from; k < to; k++) out[order[k]!] = lower[order[k]!]!
+    if (cap <= this.hostLower[h]!) {
+      // κ_h is read off the bounds before they are lowered.
       hostLambda[h] = lambdaHoldingAllAtLower(objective, columns, set)
-    } else {
-      hostLambda[h] = solver.solve(set, cap)
+      for (let k = from; k < to; k++) {
+        const i = order[k]!
+        if (lower[i]! < upper[i]!) {
+          upper[i] = lower[i]!
+          solver.upperChanged(i)
+        }
+      }
+      return
     }
+    hostLambda[h] = solver.solve(set, cap)
+    const rates = solver.out
     for (let k = from; k < to; k++) {
       const i = order[k]!
-      if (out[i]! < upper[i]!) {
-        upper[i] = out[i]!
+      if (rates[i]! < upper[i]!) {
+        upper[i] = rates[i]!
         solver.upperChanged(i)
       }
     }
   }
+}
+
+/**
+ * λ of the instance without host caps, solved on a strided sample of the pages (budget above Σl
+ * scaled by the sampled fraction); NaN when the sample cannot spend that budget.
+ */
+function sampledLambda(solver: SetSolver, columns: PageColumns, n: number, sumLower: number, budget: number): number {
+  const sample = strideSample({ indices: null, count: n }, PROBE_SAMPLE_PAGES)
+  let sampleLower = 0
+  let sampleUpper = 0
+  for (const i of sample) {
+    sampleLower += columns.lowerCrawlsPerDay[i]!
+    sampleUpper += columns.upperCrawlsPerDay[i]!
+  }
+  const target = sampleLower + (budget - sumLower) * (sample.length / n)
+  if (!(target > sampleLower && target < sampleUpper)) return Number.NaN
+  return solver.solve({ indices: sample, count: sample.length }, target)
 }
 
 /**

@@ -221,3 +221,70 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
     t.diagnostic(`worst relative error: h = 0.01 ${big.toExponential(2)}, h = 0.005 ${half.toExponential(2)}, h = 1e-6 ${worstFor(1e-6).toExponential(2)}`)
   })
 }
+
+/**
+ * KKT with host caps: Σρ = R and Σ_{i∈h} ρ_i ≤ C_h to 1e-9, λ_h ≥ λ with equality unless the host
+ * spends its cap, and on free pages marginal utility = λ_h to 1e-9 (≤ at l, ≥ at u).
+ */
+function checkKktWithHosts(problem: RateProblem, s: ReturnType<typeof solveRates>, label: string): { bound: number } {
+  const hostIndex = problem.hostIndex!
+  const caps = problem.hostMaxCrawlsPerDay!
+  const hostTotal = new Float64Array(caps.length)
+  let total = 0
+  for (let i = 0; i < s.crawlsPerDay.length; i++) {
+    const rho = s.crawlsPerDay[i]!
+    total += rho
+    const h = hostIndex[i]!
+    if (h >= 0) hostTotal[h] = hostTotal[h]! + rho
+    const l = problem.minCrawlsPerDay[i]!
+    const u = problem.maxCrawlsPerDay[i]!
+    assert.ok(rho >= l && rho <= u, `${label} page ${i}: ${rho} outside [${l}, ${u}]`)
+    const lh = h >= 0 ? s.hostLambda[h]! : s.lambda
+    const m = marginalUtility(problem.objective, rho, problem.changesPerDay[i]!, problem.importance[i]!)
+    if (m === 0) continue
+    if (rho === l) assert.ok(m <= lh * (1 + 1e-9), `${label} page ${i} at l: ${m} > λ_h ${lh}`)
+    else if (rho === u) assert.ok(m >= lh * (1 - 1e-9), `${label} page ${i} at u: ${m} < λ_h ${lh}`)
+    else assert.ok(Math.abs(m / lh - 1) < 1e-9, `${label} page ${i}: marginal ${m} vs λ_h ${lh}`)
+  }
+  assert.ok(Math.abs(total / problem.budgetCrawlsPerDay - 1) < 1e-9, `${label}: Σρ/R − 1 = ${total / problem.budgetCrawlsPerDay - 1}`)
+  let bound = 0
+  for (let h = 0; h < caps.length; h++) {
+    assert.ok(hostTotal[h]! <= caps[h]! * (1 + 1e-9), `${label} host ${h}: ${hostTotal[h]} > C = ${caps[h]}`)
+    assert.ok(s.hostLambda[h]! >= s.lambda, `${label} host ${h}: λ_h < λ`)
+    if (s.hostLambda[h]! > s.lambda) {
+      bound++
+      assert.ok(Math.abs(hostTotal[h]! / caps[h]! - 1) < 1e-9, `${label} host ${h}: λ_h > λ but Σ/C − 1 = ${hostTotal[h]! / caps[h]! - 1}`)
+    }
+  }
+  return { bound }
+}
+
+for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const) {
+  test(`${objective}: hosts that fit at the probed λ but bind once hard caps lower λ are found and bound (80,000 pages)`, (t) => {
+    // Caps from the uncapped solution: a third of the hosts at 10 % of their spend there (this lowers
+    // λ a lot), a third at 105 % (they fit at the probe but overspend at the lower λ), the rest uncapped.
+    const n = 80_000
+    const hosts = 400
+    const base = benchmarkLike(n, 37, objective)
+    const random = createRandom(41)
+    const hostIndex = Int32Array.from({ length: n }, () => random.int(hosts))
+    const free = solveRates(base)
+    const spend = new Float64Array(hosts)
+    const floor = new Float64Array(hosts)
+    for (let i = 0; i < n; i++) {
+      spend[hostIndex[i]!] = spend[hostIndex[i]!]! + free.crawlsPerDay[i]!
+      floor[hostIndex[i]!] = floor[hostIndex[i]!]! + base.minCrawlsPerDay[i]!
+    }
+    const hostMaxCrawlsPerDay = Float64Array.from(spend, (s, h) =>
+      h % 3 === 0 ? Math.max(floor[h]!, 0.1 * s) : h % 3 === 1 ? 1.05 * s : Number.POSITIVE_INFINITY,
+    )
+    const problem: RateProblem = { ...base, hostIndex, hostMaxCrawlsPerDay }
+    const s = solveRates(problem)
+    const { bound } = checkKktWithHosts(problem, s, objective)
+    let lateBound = 0
+    for (let h = 1; h < hosts; h += 3) if (s.hostLambda[h]! > s.lambda) lateBound++
+    assert.ok(s.lambda < 0.8 * free.lambda, `λ ${s.lambda} vs uncapped ${free.lambda}`)
+    assert.ok(lateBound > 10, `only ${lateBound} of the 105 % hosts bind`)
+    t.diagnostic(`λ ${s.lambda.toPrecision(6)} (uncapped ${free.lambda.toPrecision(6)}), bound hosts ${bound}, of them at 105 %: ${lateBound}`)
+  })
+}
