@@ -37,8 +37,8 @@ const PROBE_MARGIN = 0.1
 
 /**
  * Solves max Σ μ_i f(ρ_i) s.t. Σ ρ_i ≤ R, l_i ≤ ρ_i ≤ u_i, Σ_{i∈h} ρ_i ≤ C_h.
- * - Budget binding: Σ ρ = R to ~1e-13 relative (exact closed form for `freshness`, Newton on ln λ
- *   with the MATH.md 3.3 finish otherwise).
+ * - Budget binding: Σ ρ = R to ~1e-13 relative (exact closed form for `freshness`, a safeguarded
+ *   model-based search on ln λ with the MATH.md 3.3 finish otherwise, see multiplierSearch.ts).
  * - Not binding (R ≥ Σ of the capped upper bounds): every page at its (capped) upper bound, λ = 0.
  * - μ_i = 0 or Δ_i = 0: ρ_i = l_i.
  * Throws InfeasibleBudgetError when Σ l > R or a host's Σ l > C_h, and RangeError on malformed input
@@ -179,11 +179,16 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
  * upper bounds lowered to their rates at κ_h.
  */
 class HostCaps {
-  private readonly options: { objective: Objective; columns: PageColumns; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }
+  private readonly options: { objective: Objective; columns: PageColumns; hostIndex: Int32Array; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }
   private readonly hostLower: Float64Array
   /** Pages of host h: order[start[h]..start[h + 1]); empty for hosts that never bind. */
   private readonly order: Int32Array
   private readonly start: Int32Array
+  /**
+   * The same pages in page order: per-host sums over all of them read the page arrays nearly in
+   * sequence, where `order` jumps between distant pages (on 10^7 pages, every read a cache miss).
+   */
+  private readonly ascending: Int32Array
   /** Hosts with pages in `order` not yet bound, and the multiplier at which they were seen to fit. */
   private pending: Int32Array
   private pendingFitAt = Number.POSITIVE_INFINITY
@@ -221,11 +226,14 @@ class HostCaps {
     const start = hostPages
     for (let h = 0; h < hostCount; h++) start[h + 1] = start[h]! + start[h + 1]!
     const order = new Int32Array(bindingPages)
+    const ascending = new Int32Array(bindingPages)
     const fill = start.slice(0, hostCount)
+    let a = 0
     for (let i = 0; i < n; i++) {
       const h = hostIndex[i]!
       if (h < 0 || !(hostUpper[h]! > hostCap[h]!)) continue
       order[fill[h]!++] = i
+      ascending[a++] = i
     }
     const pending = new Int32Array(bindingHosts)
     let p = 0
@@ -233,6 +241,7 @@ class HostCaps {
     this.hostLower = hostLower
     this.order = order
     this.start = start
+    this.ascending = ascending
     this.pending = pending
   }
 
@@ -248,7 +257,7 @@ class HostCaps {
    */
   bindAbove(probe: number, scratch: Float64Array): void {
     if (this.order.length === 0) return
-    this.options.solver.ratesAt({ indices: this.order, count: this.order.length }, probe, scratch)
+    this.options.solver.ratesAt({ indices: this.ascending, count: this.ascending.length }, probe, scratch)
     this.pending = this.bindWhere(scratch)
     this.pendingFitAt = probe
   }
@@ -267,13 +276,13 @@ class HostCaps {
 
   /** Binds the pending hosts whose pages' `rates` sum above C_h; returns the hosts left pending. */
   private bindWhere(rates: Float64Array): Int32Array {
-    const { order, start, pending } = this
-    const { hostCap } = this.options
+    const { ascending, pending } = this
+    const { hostIndex, hostCap } = this.options
+    const hostSum = new Float64Array(hostCap.length)
+    for (const i of ascending) hostSum[hostIndex[i]!] = hostSum[hostIndex[i]!]! + rates[i]!
     let kept = 0
     for (const h of pending) {
-      let sum = 0
-      for (let k = start[h]!; k < start[h + 1]!; k++) sum += rates[order[k]!]!
-      if (sum > hostCap[h]!) this.bind(h)
+      if (hostSum[h]! > hostCap[h]!) this.bind(h)
       else pending[kept++] = h
     }
     return pending.subarray(0, kept)
