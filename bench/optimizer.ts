@@ -5,7 +5,9 @@
 //
 // Each (size, host caps) configuration runs in its own child process, so the peak RSS it reports
 // (process.resourceUsage().maxRSS) belongs to that configuration alone. Times are the median of K
-// solves (default 3) on the same seeded instance; memory is sampled right after each solve.
+// solves (default 3) on the same seeded instance, both wall clock and CPU time of the process (user +
+// system; the solver is single-threaded, so on a machine shared with other work the CPU time is the
+// steadier measure of one core's work); memory is sampled right after each solve.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { solveRates, type Objective, type RateProblem } from '../src/math/optimizer/index.ts'
@@ -21,6 +23,8 @@ interface ResultRow {
   objective: Objective
   medianMs: number
   runsMs: number[]
+  medianCpuMs: number
+  runsCpuMs: number[]
   heapUsedMiB: number
   arrayBuffersMiB: number
   rssMiB: number
@@ -88,14 +92,18 @@ function runChild(pages: number, withHosts: boolean, objectives: readonly Object
   for (const objective of objectives) {
     const problem: RateProblem = { ...base, objective }
     const runsMs: number[] = []
+    const runsCpuMs: number[] = []
     let heapUsed = 0
     let arrayBuffers = 0
     let rss = 0
     let last = null
     for (let k = 0; k < runs; k++) {
       const started = performance.now()
+      const cpuStarted = process.cpuUsage()
       last = solveRates(problem)
+      const cpu = process.cpuUsage(cpuStarted)
       runsMs.push(performance.now() - started)
+      runsCpuMs.push((cpu.user + cpu.system) / 1000)
       const memory = process.memoryUsage()
       heapUsed = Math.max(heapUsed, memory.heapUsed)
       arrayBuffers = Math.max(arrayBuffers, memory.arrayBuffers)
@@ -107,6 +115,8 @@ function runChild(pages: number, withHosts: boolean, objectives: readonly Object
       objective,
       medianMs: median(runsMs),
       runsMs,
+      medianCpuMs: median(runsCpuMs),
+      runsCpuMs,
       heapUsedMiB: heapUsed / MIB,
       arrayBuffersMiB: arrayBuffers / MIB,
       rssMiB: rss / MIB,
@@ -133,8 +143,8 @@ function main(): void {
 
   const script = fileURLToPath(import.meta.url)
   const rows: ResultRow[] = []
-  process.stdout.write('| pages | hosts | objective | median ms (runs) | heap used MiB | array buffers MiB | RSS MiB | peak RSS MiB | Σρ/R − 1 |\n')
-  process.stdout.write('|---:|---:|---|---:|---:|---:|---:|---:|---:|\n')
+  process.stdout.write('| pages | hosts | objective | median ms (runs) | median CPU ms | heap used MiB | array buffers MiB | RSS MiB | peak RSS MiB | Σρ/R − 1 |\n')
+  process.stdout.write('|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n')
   for (const pages of sizes) {
     for (const withHosts of [false, true]) {
       const args = [...process.execArgv, script, '--child', String(pages), '--runs', String(runs), '--objectives', objectives.join(',')]
@@ -150,7 +160,7 @@ function main(): void {
         rows.push(row)
         process.stdout.write(
           `| ${row.pages.toLocaleString('en-US')} | ${row.hosts.toLocaleString('en-US')} | ${row.objective} | ` +
-            `${row.medianMs.toFixed(1)} (${row.runsMs.map((ms) => ms.toFixed(0)).join(', ')}) | ${row.heapUsedMiB.toFixed(0)} | ` +
+            `${row.medianMs.toFixed(1)} (${row.runsMs.map((ms) => ms.toFixed(0)).join(', ')}) | ${row.medianCpuMs.toFixed(0)} | ${row.heapUsedMiB.toFixed(0)} | ` +
             `${row.arrayBuffersMiB.toFixed(0)} | ${row.rssMiB.toFixed(0)} | ${row.peakRssMiB.toFixed(0)} | ${row.budgetError.toExponential(1)} |\n`,
         )
       }
