@@ -2,6 +2,7 @@ import type pg from 'pg'
 import {
   currentEstimates,
   emptyEstimatorState,
+  shortestChangedIntervalDays,
   stepEstimators,
   type EstimatorSettings,
   type EstimatorState,
@@ -9,10 +10,19 @@ import {
 import type { Random } from '../math/random.ts'
 import { insertMissingPages, lockPagesByUrlForIngest, writeIngestUpdates, type IngestPageRow, type PageIngestUpdate } from '../store/pagesRepo.ts'
 import { insertObservations, type ObservationInsert } from '../store/observationsRepo.ts'
-import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { readOptimizerState, readSettingsDocumentShared, type OptimizerStateRow } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
-import { crawlsPerDayFor, lambdaForHost, nextCrawlAtMs } from './schedule.ts'
+import {
+  allIntervalsChanged,
+  crawlsPerDayFor,
+  earlyCrawlIntervalDays,
+  explorationIntervalDays,
+  lambdaForHost,
+  nextCrawlAtMs,
+  pageBounds,
+  probePaybackDays,
+} from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
 import { normalizeUrl } from './url.ts'
 
@@ -140,6 +150,9 @@ interface PageWork {
   stepped: boolean
   touched: boolean
   completedLeaseId: string | null
+  /** The interval the latest in-order crawl closed, in days (null: it closed none), and whether the page was probing before it. */
+  closedIntervalDays: number | null
+  wasProbing: boolean
 }
 
 /**
@@ -217,6 +230,8 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         stepped: false,
         touched: false,
         completedLeaseId: null,
+        closedIntervalDays: null,
+        wasProbing: false,
       }
       work.set(row.id, w)
       const seen = new Set<number>()
@@ -275,7 +290,7 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
     const updates: PageIngestUpdate[] = []
     for (const w of work.values()) {
       if (!w.touched && w.completedLeaseId === null) continue
-      updates.push(pageUpdate(w, settings, estimatorSettings, lambdaForHost(optimizer, w.row.host), nowMs, deps.random))
+      updates.push(pageUpdate(w, settings, estimatorSettings, optimizer, nowMs, deps.random))
     }
     await writeIngestUpdates(client, updates)
     return { ...result, rejected: batchRejected }
@@ -347,6 +362,8 @@ function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings)
 
   if (w.firstCrawledAtMs === null) w.firstCrawledAtMs = item.crawledAtMs
   w.lastCrawledAtMs = item.crawledAtMs
+  w.closedIntervalDays = null
+  w.wasProbing = false
   if (failed) return { changed: null, applied: false, intervalSeconds: null }
 
   let applied = false
@@ -354,6 +371,8 @@ function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings)
   if (hasBaseline && changed !== null) {
     const intervalMs = item.crawledAtMs - w.intervalStartAtMs!
     const ageDays = item.lastModifiedMs === null ? null : Math.max(0, item.crawledAtMs - item.lastModifiedMs) / MS_PER_DAY
+    w.closedIntervalDays = intervalMs / MS_PER_DAY
+    w.wasProbing = allIntervalsChanged(w)
     w.state = stepEstimators(w.state, { intervalDays: intervalMs / MS_PER_DAY, changed, ageDays }, settings)
     w.stepped = true
     w.intervals++
@@ -377,7 +396,7 @@ function pageUpdate(
   w: PageWork,
   settings: Settings,
   estimatorSettings: EstimatorSettings,
-  lambda: number | null,
+  optimizer: OptimizerStateRow,
   nowMs: number,
   random: Random,
 ): PageIngestUpdate {
@@ -387,19 +406,37 @@ function pageUpdate(
     estimates = { ...currentEstimates(w.state, estimatorSettings) }
     changesPerDay = estimates[settings.estimator] ?? null
   }
-  const crawlsPerDay = crawlsPerDayFor(
-    {
-      changesPerDay,
-      importance: w.row.importance,
-      minCrawlsPerDay: w.row.minCrawlsPerDay,
-      maxCrawlsPerDay: w.row.maxCrawlsPerDay,
-    },
-    settings,
-    lambda,
-  )
+  const rateInputs = {
+    changesPerDay,
+    importance: w.row.importance,
+    minCrawlsPerDay: w.row.minCrawlsPerDay,
+    maxCrawlsPerDay: w.row.maxCrawlsPerDay,
+  }
+  const crawlsPerDay = crawlsPerDayFor(rateInputs, settings, lambdaForHost(optimizer, w.row.host))
+  const bounds = pageBounds(rateInputs, settings)
   const crawledNow = w.lastCrawledAtMs !== w.row.lastCrawledAtMs
   const nextMs = crawledNow
-    ? nextCrawlAtMs({ lastCrawledAtMs: w.lastCrawledAtMs, crawlsPerDay, schedule: settings.schedule, nowMs, random })
+    ? nextCrawlAtMs({
+        lastCrawledAtMs: w.lastCrawledAtMs,
+        crawlsPerDay,
+        schedule: settings.schedule,
+        nowMs,
+        random,
+        earlyIntervalDays: earlyCrawlIntervalDays({
+          intervals: w.intervals,
+          changes: w.changes,
+          shortestChangedIntervalDays: shortestChangedIntervalDays(w.state),
+          crawlsPerDay,
+          minCrawlsPerDay: bounds.minCrawlsPerDay,
+          explorationIntervalDays: explorationIntervalDays(optimizer.pages, settings),
+        }),
+        paybackDays: probePaybackDays({
+          wasProbing: w.wasProbing,
+          closedIntervalDays: w.closedIntervalDays,
+          crawlsPerDay,
+          minCrawlsPerDay: bounds.minCrawlsPerDay,
+        }),
+      })
     : w.row.nextCrawlAtMs
   return {
     id: w.row.id,

@@ -14,7 +14,7 @@ import { readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
 import { UnprocessableError } from './errors.ts'
-import { pageBounds, retimedCrawlAtMs } from './schedule.ts'
+import { mayBeDueEarly, pageBounds, retimedCrawlAtMs } from './schedule.ts'
 import { settingsFromStored } from './settings.ts'
 
 export interface OptimizeDeps {
@@ -71,7 +71,8 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
     let oldRate = new Float64Array(capacity)
     let lastMs = new Float64Array(capacity)
     let nextMs = new Float64Array(capacity)
-    const grow = <T extends Float64Array | Int32Array>(a: T, size: number): T => {
+    let dueEarly = new Uint8Array(capacity)
+    const grow = <T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T => {
       const b = new (a.constructor as new (n: number) => T)(size)
       b.set(a)
       return b
@@ -91,6 +92,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
         oldRate = grow(oldRate, capacity)
         lastMs = grow(lastMs, capacity)
         nextMs = grow(nextMs, capacity)
+        dueEarly = grow(dueEarly, capacity)
       }
       for (let j = 0; j < chunk.ids.length; j++, n++) {
         ids.push(chunk.ids[j]!)
@@ -106,6 +108,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
         oldRate[n] = chunk.crawlsPerDay[j] ?? Number.NaN
         lastMs[n] = chunk.lastCrawledAtMs[j] ?? Number.NaN
         nextMs[n] = chunk.nextCrawlAtMs[j] ?? Number.NaN
+        dueEarly[n] = mayBeDueEarly({ intervals: chunk.intervals[j]!, changes: chunk.changes[j]! }) ? 1 : 0
         let h = -1
         if (caps.has(host)) {
           h = hostIndexOf.get(host) ?? -1
@@ -161,6 +164,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
         schedule: settings.schedule,
         nowMs,
         random: deps.random,
+        mayBeEarly: dueEarly[i] === 1,
       })
       batchIds.push(ids[i]!)
       batchRates.push(rate)
@@ -175,7 +179,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
       const lh = solution.hostLambda[h]!
       if (lh > solution.lambda) hostLambdas[hostNames[h]!] = lh
     }
-    await saveOptimizerState(client, { lambda: solution.lambda, hostLambdas, solvedAt: new Date(nowMs) })
+    await saveOptimizerState(client, { lambda: solution.lambda, hostLambdas, solvedAt: new Date(nowMs), pages: n })
     const durationMs = performance.now() - startedMs
     const run = {
       lambda: solution.lambda,

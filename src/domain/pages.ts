@@ -16,7 +16,7 @@ import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from './errors.ts'
 import { estimatorSettingsOf } from './ingest.ts'
-import { crawlsPerDayFor, expectedPageFreshness, lambdaForHost, retimedCrawlAtMs } from './schedule.ts'
+import { crawlsPerDayFor, expectedPageFreshness, lambdaForHost, mayBeDueEarly, retimedCrawlAtMs, scheduledCrawlAt } from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
 import { normalizeHostName } from './hosts.ts'
 import { normalizeUrl } from './url.ts'
@@ -46,6 +46,7 @@ export interface PageView {
   estimates: Record<string, number | null>
   crawlsPerDay: number | null
   nextCrawlAt: string | null
+  dueAt: string | null
   expectedFreshness: number | null
   lease: { leaseId: string; worker: string | null; expiresAt: string } | null
 }
@@ -73,7 +74,15 @@ export function toPageView(row: PageRow, settings: Settings): PageView {
     estimator: settings.estimator,
     estimates: { ...NO_ESTIMATES, ...row.estimates },
     crawlsPerDay: row.crawlsPerDay,
-    nextCrawlAt: iso(row.nextCrawlAt),
+    nextCrawlAt: iso(
+      scheduledCrawlAt({
+        lastCrawledAt: row.lastCrawledAt,
+        crawlsPerDay: row.crawlsPerDay,
+        schedule: settings.schedule,
+        dueAt: row.nextCrawlAt,
+      }),
+    ),
+    dueAt: iso(row.nextCrawlAt),
     expectedFreshness: expectedPageFreshness(row, settings, row.crawlsPerDay),
     lease:
       row.leaseId !== null && row.leaseExpiresAt !== null
@@ -152,6 +161,7 @@ function retimedRow(
     schedule: settings.schedule,
     nowMs,
     random,
+    mayBeEarly: mayBeDueEarly(row),
   })
   return { changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
 }

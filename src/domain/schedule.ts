@@ -46,8 +46,90 @@ export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: nu
 }
 
 /**
- * When the page is due next: never crawled → `nowMs`; periodic → last crawl + 1/ρ days;
- * Poisson → last crawl + an exponential draw with rate ρ. ρ = 0 → never (null).
+ * Probing a page whose every interval saw a change (MATH.md 1.5 and 3.6).
+ *
+ * While X = n no estimator can tell how fast a page changes: the smoothed MLE grows only like
+ * ln(n + 2)/τ̄, so a page that changes far faster than it is crawled looks like a moderately fast
+ * page, stays below the rate at which the optimiser would give it up, and keeps a share of the
+ * budget that buys it almost no freshness. A probe crawls such a page again after half its
+ * shortest interval so far; after about log2(Δ·τ) probes one interval sees no change and from then
+ * on the MLE has a root (and the optimiser gives the page up if it changes too fast to be worth
+ * crawling). Probing starts after PROBE_AFTER_INTERVALS all-changed intervals, runs only while the
+ * optimiser crawls the page above its floor (a page given up is not worth the crawls), and stops
+ * below PROBE_MIN_INTERVAL_DAYS. Under the periodic schedule a probe and the interval that pays it
+ * back (probePaybackDays) alternate, so probing does not raise the page's crawl rate.
+ */
+export const PROBE_AFTER_INTERVALS = 2
+/** The shortest probe interval: one minute, the resolution of the MLE's interval histogram. */
+export const PROBE_MIN_INTERVAL_DAYS = 1 / 1440
+
+/** Every interval of the page saw a change, and there are enough of them to probe. */
+export function allIntervalsChanged(page: { intervals: number; changes: number }): boolean {
+  return page.intervals >= PROBE_AFTER_INTERVALS && page.changes >= page.intervals
+}
+
+/** pages / budget, in days: the interval an even split of the budget gives every page; null before the first optimiser run. */
+export function explorationIntervalDays(pages: number | null, settings: Settings): number | null {
+  return pages !== null && pages > 0 ? pages / settings.budgetCrawlsPerDay : null
+}
+
+/** The page may be due early (exploring or probing, see earlyCrawlIntervalDays): re-timing keeps its due time. */
+export function mayBeDueEarly(page: { intervals: number; changes: number }): boolean {
+  return page.intervals === 0 || allIntervalsChanged(page)
+}
+
+/**
+ * How soon a page should be crawled again when that is sooner than its rate says, in days; null
+ * when its rate decides. Two cases (MATH.md 3.6, exploration):
+ * - a page crawled once (no interval yet) has only the prior for an estimate, and the optimiser may
+ *   have set it to its floor on that prior alone; it is crawled again after at most
+ *   `explorationIntervalDays` (the interval an even split of the budget gives every page), so every
+ *   page gets an estimate of its own;
+ * - a page whose every interval saw a change is probed after half its shortest interval (see above).
+ */
+export function earlyCrawlIntervalDays(page: {
+  intervals: number
+  changes: number
+  /** The shortest interval that saw a change (estimators' shortestChangedIntervalDays). */
+  shortestChangedIntervalDays: number | null
+  crawlsPerDay: number
+  minCrawlsPerDay: number
+  /** Pages / budget, in days; null when unknown (no optimiser run yet). */
+  explorationIntervalDays: number | null
+}): number | null {
+  const periodDays = page.crawlsPerDay > 0 ? 1 / page.crawlsPerDay : Infinity
+  if (page.intervals === 0) {
+    const explore = page.explorationIntervalDays
+    return explore !== null && explore > 0 && explore < periodDays ? explore : null
+  }
+  if (!allIntervalsChanged(page) || page.shortestChangedIntervalDays === null) return null
+  if (!(page.crawlsPerDay > page.minCrawlsPerDay)) return null
+  const half = page.shortestChangedIntervalDays / 2
+  return half >= PROBE_MIN_INTERVAL_DAYS && half < periodDays ? half : null
+}
+
+/**
+ * What probing left unspent: a page that was probing (every interval changed before this crawl)
+ * and is still crawled above its floor waits, after an interval shorter than its period, the
+ * difference on top of the period, so probing does not raise its crawl rate. Probes and paybacks
+ * alternate. 0 otherwise (a page given up waits its floor period as it is).
+ */
+export function probePaybackDays(page: {
+  /** allIntervalsChanged before this crawl's interval was applied. */
+  wasProbing: boolean
+  closedIntervalDays: number | null
+  crawlsPerDay: number
+  minCrawlsPerDay: number
+}): number {
+  if (!page.wasProbing || page.closedIntervalDays === null || !(page.crawlsPerDay > page.minCrawlsPerDay)) return 0
+  return Math.max(0, 1 / page.crawlsPerDay - page.closedIntervalDays)
+}
+
+/**
+ * When the page is due next: never crawled → `nowMs`; ρ = 0 → never (null). Periodic: last crawl +
+ * 1/ρ days, plus a probe's payback (probePaybackDays), or + an early crawl's interval
+ * (earlyCrawlIntervalDays) when that is shorter. Poisson: last crawl + an exponential draw with
+ * rate ρ, or + the early crawl's interval when that is shorter.
  */
 export function nextCrawlAtMs(options: {
   lastCrawledAtMs: number | null
@@ -55,11 +137,36 @@ export function nextCrawlAtMs(options: {
   schedule: Settings['schedule']
   nowMs: number
   random: Random
+  earlyIntervalDays?: number | null
+  paybackDays?: number
 }): number | null {
-  if (options.lastCrawledAtMs === null) return options.nowMs
-  if (!(options.crawlsPerDay > 0)) return null
-  if (options.schedule === 'periodic') return options.lastCrawledAtMs + MS_PER_DAY / options.crawlsPerDay
-  return options.lastCrawledAtMs + options.random.exponential(options.crawlsPerDay) * MS_PER_DAY
+  const { lastCrawledAtMs, crawlsPerDay } = options
+  if (lastCrawledAtMs === null) return options.nowMs
+  if (!(crawlsPerDay > 0)) return null
+  const early = options.earlyIntervalDays ?? Infinity
+  if (options.schedule === 'poisson') {
+    return lastCrawledAtMs + Math.min(options.random.exponential(crawlsPerDay), early) * MS_PER_DAY
+  }
+  const periodDays = 1 / crawlsPerDay
+  const payback = options.paybackDays ?? 0
+  const gapDays = payback > 0 ? periodDays + payback : Math.min(periodDays, early)
+  return lastCrawledAtMs + gapDays * MS_PER_DAY
+}
+
+/**
+ * The crawl time the page's rate alone gives (API nextCrawlAt): periodic, last crawl + 1/ρ; else,
+ * and before the first crawl, the stored due time (a Poisson draw is stored, not derivable). It
+ * differs from the due time only while the page explores, probes or pays a probe back.
+ */
+export function scheduledCrawlAt(page: {
+  lastCrawledAt: Date | null
+  crawlsPerDay: number | null
+  schedule: Settings['schedule']
+  dueAt: Date | null
+}): Date | null {
+  if (page.schedule !== 'periodic' || page.lastCrawledAt === null || page.crawlsPerDay === null) return page.dueAt
+  if (!(page.crawlsPerDay > 0)) return null
+  return new Date(page.lastCrawledAt.getTime() + MS_PER_DAY / page.crawlsPerDay)
 }
 
 /**
@@ -75,7 +182,9 @@ export function expectedPageFreshness(page: RateInputs, settings: Settings, craw
 /**
  * A page's due time after its rate changed between crawls. Periodic: last crawl + 1/ρ (may be in
  * the past: due now). Poisson: memoryless, so the rest of the wait is a fresh draw from now, unless
- * the page is already due. Never crawled: unchanged (due since registration).
+ * the page is already due. Never crawled: unchanged (due since registration). A page that may be
+ * due early (mayBeDueEarly: exploring, probing, or paying a probe back, see earlyCrawlIntervalDays)
+ * keeps a due time within two periods of its last crawl; its next crawl re-times it anyway.
  */
 export function retimedCrawlAtMs(options: {
   lastCrawledAtMs: number | null
@@ -84,10 +193,16 @@ export function retimedCrawlAtMs(options: {
   schedule: Settings['schedule']
   nowMs: number
   random: Random
+  /** mayBeDueEarly(page). */
+  mayBeEarly?: boolean
 }): number | null {
-  if (options.lastCrawledAtMs === null) return options.nextCrawlAtMs ?? options.nowMs
-  if (!(options.crawlsPerDay > 0)) return null
-  if (options.schedule === 'periodic') return options.lastCrawledAtMs + MS_PER_DAY / options.crawlsPerDay
+  const { lastCrawledAtMs, nextCrawlAtMs, crawlsPerDay } = options
+  if (lastCrawledAtMs === null) return nextCrawlAtMs ?? options.nowMs
+  if (!(crawlsPerDay > 0)) return null
+  const periodMs = MS_PER_DAY / crawlsPerDay
+  // A probe, or the interval paying one back, stays as it is (at most two periods away).
+  if (options.mayBeEarly === true && nextCrawlAtMs !== null && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
+  if (options.schedule === 'periodic') return lastCrawledAtMs + periodMs
   if (options.nextCrawlAtMs !== null && options.nextCrawlAtMs <= options.nowMs) return options.nextCrawlAtMs
   return options.nowMs + options.random.exponential(options.crawlsPerDay) * MS_PER_DAY
 }

@@ -55,7 +55,12 @@ export const pageSchema = z
       .record(z.string(), z.number().nullable())
       .describe('Every online estimate, changes per day, clipped to the settings bounds; null without data.'),
     crawlsPerDay: z.number().nullable().describe('Rate from the last optimisation plus local updates.'),
-    nextCrawlAt: nullableTimestamp.describe('When the page is due; null = never (rate 0).'),
+    nextCrawlAt: nullableTimestamp.describe(
+      'When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0).',
+    ),
+    dueAt: nullableTimestamp.describe(
+      'When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (see the README, "Exploration and probes").',
+    ),
     expectedFreshness: z
       .number()
       .nullable()

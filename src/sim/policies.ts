@@ -6,6 +6,7 @@
 import {
   currentEstimates,
   emptyEstimatorState,
+  shortestChangedIntervalDays,
   stepEstimators,
   type EstimatorName,
   type EstimatorSettings,
@@ -13,7 +14,16 @@ import {
 } from '../math/estimators/index.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import type { Random } from '../math/random.ts'
-import { crawlsPerDayFor, nextCrawlAtMs, pageBounds, retimedCrawlAtMs } from '../domain/schedule.ts'
+import {
+  allIntervalsChanged,
+  crawlsPerDayFor,
+  earlyCrawlIntervalDays,
+  mayBeDueEarly,
+  nextCrawlAtMs,
+  pageBounds,
+  probePaybackDays,
+  retimedCrawlAtMs,
+} from '../domain/schedule.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../domain/settings.ts'
 import type { CrawlOutcome, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
@@ -118,6 +128,11 @@ export interface RecrawlLoopOptions {
    * period, schedule).
    */
   knownChangesPerDay?: Float64Array
+  /**
+   * Diagnostic: false turns off the early crawls of src/domain/schedule.ts (exploration of pages
+   * crawled once, probes of pages whose every interval changed), to measure what they buy.
+   */
+  earlyCrawls?: boolean
 }
 
 /** The objective that is exact for a schedule: periodic → freshness-periodic, Poisson → freshness. */
@@ -129,9 +144,11 @@ export function objectiveFor(schedule: CrawlSchedule): Objective {
  * recrawl's loop as the service runs it, with the production modules:
  * - each crawl steps the page's estimators (`stepEstimators`; the first crawl is the baseline),
  *   takes the configured estimator from `currentEstimates`, sets the page's rate from the stored λ
- *   (`crawlsPerDayFor` → `rateForPage`, O(1)) and its next due time (`nextCrawlAtMs`);
+ *   (`crawlsPerDayFor` → `rateForPage`, O(1)) and its next due time (`nextCrawlAtMs`, with the
+ *   exploration and probe crawls of `earlyCrawlIntervalDays` and `probePaybackDays`, as ingest does);
  * - every `reoptimizeDays` the whole budget is re-solved (`solveRates`) and pages whose rate moved are
- *   re-timed (`retimedCrawlAtMs`), as the optimiser run does;
+ *   re-timed (`retimedCrawlAtMs`, keeping the due time of pages that `mayBeDueEarly`), as the
+ *   optimiser run does;
  * - pages are registered at time 0 and their first crawls spread over n/R days, as a fleet working
  *   through the registration backlog at the budget would.
  * Settings: DEFAULT_SETTINGS with the given estimator and schedule, the objective exact for that
@@ -183,8 +200,11 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
     },
     onCrawl(page: number, nowDays: number, outcome: CrawlOutcome): number {
       const start = intervalStart[page]!
+      let lastIntervalDays: number | null = null
+      const wasProbing = allIntervalsChanged(states[page]!)
       if (!outcome.first && !Number.isNaN(start)) {
-        states[page] = stepEstimators(states[page]!, { intervalDays: nowDays - start, changed: outcome.changed, ageDays: outcome.ageDays }, estimatorSettings)
+        lastIntervalDays = nowDays - start
+        states[page] = stepEstimators(states[page]!, { intervalDays: lastIntervalDays, changed: outcome.changed, ageDays: outcome.ageDays }, estimatorSettings)
         const value = currentEstimates(states[page]!, estimatorSettings)[settings.estimator]
         estimate[page] = value ?? Number.NaN
         intervals[page] = intervals[page]! + 1
@@ -194,7 +214,29 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
       const crawlsPerDay = crawlsPerDayFor(pageInputs(page), settings, lambda)
       rate[page] = crawlsPerDay
       const nowMs = nowDays * MS_PER_DAY
-      return toDays(nextCrawlAtMs({ lastCrawledAtMs: nowMs, crawlsPerDay, schedule: settings.schedule, nowMs, random }))
+      const early = options.earlyCrawls !== false && !known
+      const probe = !early
+        ? null
+        : earlyCrawlIntervalDays({
+            ...states[page]!,
+            shortestChangedIntervalDays: shortestChangedIntervalDays(states[page]!),
+            crawlsPerDay,
+            minCrawlsPerDay: bounds.minCrawlsPerDay,
+            explorationIntervalDays: n / universe.budgetCrawlsPerDay,
+          })
+      return toDays(
+        nextCrawlAtMs({
+          lastCrawledAtMs: nowMs,
+          crawlsPerDay,
+          schedule: settings.schedule,
+          nowMs,
+          random,
+          earlyIntervalDays: probe,
+          paybackDays: early
+            ? probePaybackDays({ wasProbing, closedIntervalDays: lastIntervalDays, crawlsPerDay, minCrawlsPerDay: bounds.minCrawlsPerDay })
+            : 0,
+        }),
+      )
     },
     onTick(nowDays: number, ctx: PolicyContext) {
       const changesPerDay = Float64Array.from(drivingEstimate, (e) => (Number.isNaN(e) ? settings.defaultChangesPerDay : e))
@@ -222,6 +264,7 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
           schedule: settings.schedule,
           nowMs,
           random,
+          mayBeEarly: options.earlyCrawls !== false && !known && mayBeDueEarly(states[i]!),
         })
         ctx.setDue(i, toDays(retimed))
       }

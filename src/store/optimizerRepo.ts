@@ -24,12 +24,17 @@ export interface OptimizerPageChunk {
   crawlsPerDay: (number | null)[]
   lastCrawledAtMs: (number | null)[]
   nextCrawlAtMs: (number | null)[]
+  intervals: number[]
+  changes: number[]
 }
 
 export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
-  const { rows } = await q.query<[string, string, number, number | null, number | null, number | null, number | null, string | null, string | null]>({
+  const { rows } = await q.query<
+    [string, string, number, number | null, number | null, number | null, number | null, string | null, string | null, number, number]
+  >({
     text: `SELECT p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
-             (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text
+             (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text,
+             intervals, changes
            FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
     values: [afterId, limit],
     rowMode: 'array',
@@ -44,6 +49,8 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     crawlsPerDay: [],
     lastCrawledAtMs: [],
     nextCrawlAtMs: [],
+    intervals: [],
+    changes: [],
   }
   for (const r of rows) {
     chunk.ids.push(r[0])
@@ -55,6 +62,8 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     chunk.crawlsPerDay.push(r[6])
     chunk.lastCrawledAtMs.push(r[7] === null ? null : Number(r[7]))
     chunk.nextCrawlAtMs.push(r[8] === null ? null : Number(r[8]))
+    chunk.intervals.push(r[9])
+    chunk.changes.push(r[10])
   }
   return chunk
 }
@@ -70,11 +79,15 @@ export async function writeRates(q: Queryable, ids: readonly string[], crawlsPer
   )
 }
 
-export async function saveOptimizerState(q: Queryable, state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date }): Promise<void> {
-  await q.query('UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3 WHERE id', [
+export async function saveOptimizerState(
+  q: Queryable,
+  state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date; pages: number },
+): Promise<void> {
+  await q.query('UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id', [
     state.lambda,
     JSON.stringify(state.hostLambdas),
     state.solvedAt,
+    state.pages,
   ])
 }
 

@@ -29,11 +29,13 @@ export interface OptimizerStateRow {
   lambda: number | null
   hostLambdas: Record<string, number>
   solvedAt: Date | null
+  /** Pages the last run solved for; null before the first run. */
+  pages: number | null
 }
 
 export async function readOptimizerState(q: Queryable): Promise<OptimizerStateRow> {
   const { rows } = await q.query<OptimizerStateRow>(
-    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt" FROM optimizer_state WHERE id',
+    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt", pages FROM optimizer_state WHERE id',
   )
-  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null }
+  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null, pages: null }
 }

@@ -83,3 +83,12 @@ export function histogramPoints(bins: readonly HistogramBin[], out: WeightedInte
   }
   return out
 }
+
+/**
+ * The mean of the lowest non-empty bucket: the shortest interval length the histogram can tell,
+ * within the bucket's factor of 1.34; null when empty.
+ */
+export function shortestBucketMeanDays(bins: readonly HistogramBin[]): number | null {
+  for (const [, count, sumDays] of bins) if (count > 0) return sumDays / count
+  return null
+}

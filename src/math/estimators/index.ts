@@ -4,7 +4,7 @@
  */
 import { classProbabilities, stepClassLogProbabilities } from './classes.ts'
 import { choGmChangesPerDay, llnChangesPerDay, naiveChangesPerDay, saStep, type LlnAlpha } from './counting.ts'
-import { addToHistogram, histogramPoints } from './histogram.ts'
+import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histogram.ts'
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { solveMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, sanitizeDays } from './numbers.ts'
@@ -131,6 +131,11 @@ export function currentEstimates(state: EstimatorState, settings: EstimatorSetti
     choGm: clip(choGmChangesPerDay(n, x, t)),
     lastModified,
   }
+}
+
+/** The shortest interval that saw a change (its histogram bucket's mean, within a factor 1.34), in days; null before one. */
+export function shortestChangedIntervalDays(state: EstimatorState): number | null {
+  return shortestBucketMeanDays(readEstimatorState(state).changedHistogram)
 }
 
 /** Posterior probability of each change class (MATH.md 1.9) under a uniform prior. */

@@ -109,3 +109,41 @@ test('proportional rates sum to the budget', () => {
   const sum = proportionalRates(u).reduce((a, b) => a + b, 0)
   assert.ok(Math.abs(sum - 200) < 1e-9)
 })
+
+test('early crawls: probes give up pages that change far faster than the budget can follow, and freshness rises (1000 Poisson pages, 60 days)', () => {
+  const u = syntheticUniverse({
+    workload: 'poisson',
+    importanceKind: 'equal',
+    pageCount: 1000,
+    horizonDays: 60,
+    warmupDays: 20,
+    crawlsPerPagePerDay: 1,
+    random: createRandom(11),
+    importanceRandom: createRandom(12),
+  })
+  const run = (earlyCrawls: boolean) => {
+    const loop = recrawlPolicy(u, { estimator: 'mle', schedule: 'periodic', reoptimizeDays: 1, random: createRandom(13), earlyCrawls })
+    // Crawls after the warm-up, and those of pages above 20 changes/day (the oracle crawls none of them).
+    let fastCrawls = 0
+    let allCrawls = 0
+    const onCrawl = loop.onCrawl.bind(loop)
+    const counted = { ...loop, onCrawl: (page: number, t: number, outcome: Parameters<typeof onCrawl>[2], ctx: Parameters<typeof onCrawl>[3]) => {
+      if (t >= u.warmupDays) {
+        allCrawls++
+        if (u.trueChangesPerDay[page]! > 20) fastCrawls++
+      }
+      return onCrawl(page, t, outcome, ctx)
+    } }
+    const result = runPolicy(u, counted, { mode: 'fleet' })
+    return { freshness: result.freshness, fastShare: fastCrawls / allCrawls }
+  }
+  const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
+  const without = run(false)
+  const withEarly = run(true)
+  // Pages above 20 changes/day are ~17 % of this universe; the oracle (equal importance) crawls none
+  // of them. Measured: 21 % of the crawls without early crawls, 6 % with; freshness +3.8 %.
+  assert.ok(without.fastShare > 0.15, `without early crawls the fast pages take ${without.fastShare} of the crawls`)
+  assert.ok(withEarly.fastShare < 0.1, `with early crawls they take ${withEarly.fastShare}`)
+  assert.ok(withEarly.freshness > without.freshness * 1.025, `${withEarly.freshness} vs ${without.freshness}`)
+  assert.ok(withEarly.freshness / oracle > 0.97, `${withEarly.freshness} / oracle ${oracle}`)
+})

@@ -1,0 +1,100 @@
+/**
+ * Due times (src/domain/schedule.ts): the rate's schedule, exploration of pages crawled once, probes
+ * of pages whose every interval saw a change, the payback after a probe, and re-timing.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  earlyCrawlIntervalDays,
+  explorationIntervalDays,
+  mayBeDueEarly,
+  nextCrawlAtMs,
+  probePaybackDays,
+  PROBE_MIN_INTERVAL_DAYS,
+  retimedCrawlAtMs,
+  scheduledCrawlAt,
+} from '../../../src/domain/schedule.ts'
+import { DEFAULT_SETTINGS } from '../../../src/domain/settings.ts'
+import { createRandom } from '../../../src/math/random.ts'
+
+const DAY = 86_400_000
+const T0 = Date.UTC(2026, 10, 1)
+const page = (over: Partial<Parameters<typeof earlyCrawlIntervalDays>[0]> = {}) => ({
+  intervals: 5,
+  changes: 5,
+  shortestChangedIntervalDays: 1,
+  crawlsPerDay: 0.5,
+  minCrawlsPerDay: 0.01,
+  explorationIntervalDays: 1,
+  ...over,
+})
+
+test('a page crawled once is explored after pages/budget days when its rate would wait longer', () => {
+  assert.equal(earlyCrawlIntervalDays(page({ intervals: 0, changes: 0, crawlsPerDay: 0.01, explorationIntervalDays: 12 })), 12)
+  // Its rate already brings it back sooner, or no optimiser run has said how many pages share the budget.
+  assert.equal(earlyCrawlIntervalDays(page({ intervals: 0, changes: 0, crawlsPerDay: 0.2, explorationIntervalDays: 12 })), null)
+  assert.equal(earlyCrawlIntervalDays(page({ intervals: 0, changes: 0, crawlsPerDay: 0.01, explorationIntervalDays: null })), null)
+  assert.equal(explorationIntervalDays(2000, { ...DEFAULT_SETTINGS, budgetCrawlsPerDay: 500 }), 4)
+  assert.equal(explorationIntervalDays(null, DEFAULT_SETTINGS), null)
+})
+
+test('a page whose every interval changed is probed after half its shortest interval, above its floor only', () => {
+  assert.equal(earlyCrawlIntervalDays(page({ shortestChangedIntervalDays: 0.8 })), 0.4)
+  assert.equal(earlyCrawlIntervalDays(page({ changes: 4 })), null, 'an unchanged interval gives the MLE a root: no probe')
+  assert.equal(earlyCrawlIntervalDays(page({ intervals: 1, changes: 1 })), null, 'one changed interval is too little to probe')
+  assert.equal(earlyCrawlIntervalDays(page({ crawlsPerDay: 0.01 })), null, 'a page at its floor was given up: not worth probes')
+  assert.equal(earlyCrawlIntervalDays(page({ crawlsPerDay: 4 })), null, 'its period (0.25 d) is already shorter than the probe (0.5 d)')
+  assert.equal(earlyCrawlIntervalDays(page({ shortestChangedIntervalDays: 1.5 * PROBE_MIN_INTERVAL_DAYS })), null, 'below one minute')
+  assert.equal(earlyCrawlIntervalDays(page({ shortestChangedIntervalDays: 2 * PROBE_MIN_INTERVAL_DAYS })), PROBE_MIN_INTERVAL_DAYS)
+  assert.equal(mayBeDueEarly({ intervals: 0, changes: 0 }), true)
+  assert.equal(mayBeDueEarly({ intervals: 3, changes: 3 }), true)
+  assert.equal(mayBeDueEarly({ intervals: 3, changes: 2 }), false)
+})
+
+test('periodic due times: 1/ρ, an early crawl when shorter, and after a probe the time it saved', () => {
+  const base = { lastCrawledAtMs: T0, crawlsPerDay: 0.5, schedule: 'periodic' as const, nowMs: T0, random: createRandom(1) }
+  assert.equal(nextCrawlAtMs(base), T0 + 2 * DAY)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.25 }), T0 + 0.25 * DAY)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 3 }), T0 + 2 * DAY)
+  // A probe closed a 0.25-day interval of a 2-day period: the next one waits 2 + 1.75 days, so two
+  // crawls take 4 days as at the page's rate, and the payback comes before any further probe.
+  const payback = probePaybackDays({ wasProbing: true, closedIntervalDays: 0.25, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 })
+  assert.equal(payback, 1.75)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.125, paybackDays: payback }), T0 + 3.75 * DAY)
+  assert.equal(probePaybackDays({ wasProbing: false, closedIntervalDays: 0.25, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 }), 0)
+  assert.equal(probePaybackDays({ wasProbing: true, closedIntervalDays: 3, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 }), 0)
+  assert.equal(probePaybackDays({ wasProbing: true, closedIntervalDays: 0.25, crawlsPerDay: 0.01, minCrawlsPerDay: 0.01 }), 0, 'given up')
+  assert.equal(nextCrawlAtMs({ ...base, crawlsPerDay: 0 }), null)
+  assert.equal(nextCrawlAtMs({ ...base, lastCrawledAtMs: null }), T0, 'never crawled: due now')
+})
+
+test('Poisson due times: an exponential draw, cut short by an early crawl', () => {
+  const draws: number[] = []
+  for (let i = 0; i < 4000; i++) {
+    const next = nextCrawlAtMs({ lastCrawledAtMs: T0, crawlsPerDay: 2, schedule: 'poisson', nowMs: T0, random: createRandom(100 + i), earlyIntervalDays: 0.5 })!
+    draws.push((next - T0) / DAY)
+  }
+  assert.ok(draws.every((d) => d > 0 && d <= 0.5))
+  // min(Exp(2), 0.5) has mean (1 − e^{−1})/2 = 0.316; 4,000 draws: σ of the mean ≈ 0.003.
+  const mean = draws.reduce((a, b) => a + b, 0) / draws.length
+  assert.ok(Math.abs(mean - (1 - Math.exp(-1)) / 2) < 0.015, `mean ${mean}`)
+})
+
+test('re-timing moves a page to its new period, but keeps a pending exploration, probe or payback', () => {
+  const base = { lastCrawledAtMs: T0, crawlsPerDay: 1, schedule: 'periodic' as const, nowMs: T0 + 0.1 * DAY, random: createRandom(2) }
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY }), T0 + DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY, mayBeEarly: true }), T0 + 0.2 * DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 1.8 * DAY, mayBeEarly: true }), T0 + 1.8 * DAY)
+  // Beyond two periods (e.g. a page given up at its floor whose rate rose again): re-timed.
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 100 * DAY, mayBeEarly: true }), T0 + DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, lastCrawledAtMs: null, nextCrawlAtMs: null }), base.nowMs)
+})
+
+test('nextCrawlAt shown to clients is the rate schedule; the due time may differ while exploring or probing', () => {
+  const last = new Date(T0)
+  const due = new Date(T0 + 0.3 * DAY)
+  assert.deepEqual(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0.5, schedule: 'periodic', dueAt: due }), new Date(T0 + 2 * DAY))
+  assert.equal(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0, schedule: 'periodic', dueAt: due }), null)
+  assert.equal(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0.5, schedule: 'poisson', dueAt: due }), due)
+  assert.equal(scheduledCrawlAt({ lastCrawledAt: null, crawlsPerDay: 0.5, schedule: 'periodic', dueAt: due }), due)
+})
