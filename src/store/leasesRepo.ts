@@ -32,9 +32,9 @@ export interface TakenPage {
  *   locked. Each is either leased again below or returned to the pool.
  * - walk: due, unleased pages of the other hosts, in lease order, locked; concurrent callers skip
  *   each other's rows, so they never see the same page.
- * - strays: due pages of polite hosts not marked polite yet (new pages, or the host gained its delay),
- *   up to the walk's last due time, locked. They are candidates, and are marked below (at most
- *   `sweepBatch` per call) so that later walks no longer pass over them.
+ * - strays: due pages of polite hosts not marked polite yet (new pages, or the host gained its delay)
+ *   among the first `limit + sweepBatch` rows of the due order up to the walk's last due time,
+ *   locked. They are candidates, and are marked below so that later walks no longer pass over them.
  * - polite_first: for each polite host whose delay has passed, its most overdue marked page
  *   (pages_polite_due), locked. Hosts whose best page would rank after every walked page are skipped.
  * - gate: the politeness rows of the candidates' polite hosts, locked with SKIP LOCKED and rechecked
@@ -84,13 +84,21 @@ horizon AS (
   SELECT CASE WHEN count(*) < ${limit} THEN $1 ELSE max(next_crawl_at) END AS due FROM walk
 ),
 strays AS MATERIALIZED (
+  -- looked for among the first rows of the due order up to the walk's last due time: a plan that
+  -- reads that range in index order (and stops), whatever the planner guesses of the horizon
   SELECT p.id, p.host, p.next_crawl_at, p.importance
   FROM pages p
-  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= (SELECT due FROM horizon)
-    ${only('p.host')}
-    AND p.host IN (SELECT host FROM polite_hosts)
-  ORDER BY p.next_crawl_at, p.importance DESC, p.id
-  LIMIT ${sweepBatch}
+  WHERE p.id IN (
+      SELECT w.id FROM (
+        SELECT q.id, q.host FROM pages q
+        WHERE q.lease_id IS NULL AND NOT q.polite AND q.next_crawl_at <= (SELECT due FROM horizon)
+          ${only('q.host')}
+        ORDER BY q.next_crawl_at, q.importance DESC, q.id
+        LIMIT ${limit + sweepBatch}
+      ) w
+      WHERE w.host IN (SELECT host FROM polite_hosts)
+    )
+    AND p.lease_id IS NULL AND NOT p.polite
   FOR UPDATE OF p SKIP LOCKED
 ),
 polite_first AS MATERIALIZED (
