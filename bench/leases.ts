@@ -1,15 +1,19 @@
 // Lease benchmark: latency of POST /v1/leases (limit 100) with a large page table in Postgres.
 //
 //   node --import tsx bench/leases.ts [--pages 1000000] [--hosts 100] [--delay-hosts 10] [--calls 300]
-//                                     [--workers 4,8] [--worker-calls 100] [--runs 3] [--json]
+//                                     [--workers 4,8] [--worker-calls 100] [--runs 3] [--backlog 0] [--json]
 //
 // A fresh database recrawl_bench_<random> (dropped at the end) gets `pages` pages straight from
 // generate_series, due times spread evenly over ±1 day around now (about half are due), over
 // `hosts` hosts, plus `delay-hosts` small hosts (50 pages each) with minDelaySeconds = 1. The service runs as a child process.
+// `--backlog N` adds one more host with minDelaySeconds = 1 and N pages, all due before every other
+// page (a polite host that fell behind: the head-of-line case of BENCHMARKS.md "Leases").
 // Per run: `calls` sequential leases (one worker), then for each worker count that many concurrent
 // workers, each taking a lease and completing it by reporting a crawl of every page with its
 // leaseId (POST /v1/observations), `worker-calls` times. Lease latency is measured on the lease call
-// alone. Medians over the runs.
+// alone. Medians over the runs. Measuring starts after the service's first periodic optimiser run
+// (which rewrites every page row) and a VACUUM, with reoptimizeSeconds set to a day so that no run
+// overlaps.
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { Pool as HttpPool } from 'undici'
@@ -17,6 +21,7 @@ import { seedPages } from './ingest.ts'
 import {
   argNumber,
   argNumbers,
+  argValue,
   cleanupOnSignal,
   createBenchDatabase,
   fmt,
@@ -41,6 +46,19 @@ async function post<T>(http: HttpPool, path: string, body: unknown): Promise<T> 
   const text = await res.body.text()
   if (res.statusCode !== 200) throw new Error(`POST ${path} → ${res.statusCode}: ${text.slice(0, 500)}`)
   return JSON.parse(text) as T
+}
+
+/** Waits until the service has completed an optimiser run (recrawl_optimizer_runs_total ≥ 1); returns the seconds waited. */
+async function waitForOptimizerRun(http: HttpPool): Promise<number> {
+  const start = performance.now()
+  for (;;) {
+    const res = await http.request({ method: 'GET', path: '/metrics' })
+    const text = await res.body.text()
+    const runs = /^recrawl_optimizer_runs_total (\S+)$/m.exec(text)
+    if (runs && Number(runs[1]) >= 1) return (performance.now() - start) / 1000
+    if (performance.now() - start > 600_000) throw new Error('no optimiser run within 10 minutes')
+    await new Promise((r) => setTimeout(r, 500))
+  }
 }
 
 export interface LeaseMeasurement {
@@ -98,6 +116,8 @@ export interface LeaseOptions {
   pages: number
   hosts: number
   delayHosts: number
+  /** Pages of one extra polite host, due before all others (0 = none). */
+  backlog: number
   calls: number
   workers: number[]
   workerCalls: number
@@ -140,10 +160,26 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
       `INSERT INTO hosts (host, min_delay_seconds) SELECT 'slow' || i || '.example', 1 FROM generate_series(0, $1::int - 1) AS i`,
       [options.delayHosts],
     )
+    if (options.backlog > 0) {
+      await pool.query(
+        `INSERT INTO pages (url, host, next_crawl_at)
+         SELECT 'https://backlog.example/p/' || i, 'backlog.example', now() - interval '2 days' + i * interval '1 ms'
+         FROM generate_series(1, $1::int) AS i`,
+        [options.backlog],
+      )
+      await pool.query(`INSERT INTO hosts (host, min_delay_seconds) VALUES ('backlog.example', 1)`)
+    }
     await pool.query('VACUUM ANALYZE pages')
+    // The service's periodic optimiser runs 5 s after start and then every reoptimizeSeconds; its
+    // first run re-times the whole table. Measure leases after that run, with the next one a day away.
+    await pool.query(`UPDATE settings SET value = value || '{"reoptimizeSeconds": 86400}'::jsonb WHERE id`)
     const seedSeconds = (performance.now() - seedStart) / 1000
     service = await startService(db.url)
     http = new HttpPool(service.baseUrl, { connections: Math.max(8, ...options.workers) })
+    const optimizerSeconds = await waitForOptimizerRun(http)
+    // That run rewrote every row: vacuum now rather than have autovacuum run during the measurement.
+    await pool.query('VACUUM ANALYZE pages')
+    log(`first optimiser run done ${fmt(optimizerSeconds)} s after the service was ready; vacuumed`)
     await leaseLoop(http, 1, 20, false) // warm-up
     const result: LeaseResult = { sequential: [], concurrent: options.workers.map((w) => ({ workers: w, runs: [] })), seedSeconds }
     for (let run = 1; run <= options.runs; run++) {
@@ -178,6 +214,7 @@ async function main(): Promise<void> {
     pages: argNumber('--pages', 1_000_000),
     hosts: argNumber('--hosts', 100),
     delayHosts: argNumber('--delay-hosts', 10),
+    backlog: argValue('--backlog') === undefined ? 0 : argNumber('--backlog', 0),
     calls: argNumber('--calls', 300),
     workers: argNumbers('--workers', [4, 8]),
     workerCalls: argNumber('--worker-calls', 100),
@@ -196,7 +233,9 @@ async function main(): Promise<void> {
   }
   console.log(`\n${machine}`)
   console.log(
-    `${options.pages} pages (about half due), ${options.hosts} hosts + ${options.delayHosts} hosts of ${DELAY_HOST_PAGES} pages with minDelaySeconds 1, limit 100, ` +
+    `${options.pages} pages (about half due), ${options.hosts} hosts + ${options.delayHosts} hosts of ${DELAY_HOST_PAGES} pages with minDelaySeconds 1, ` +
+      (options.backlog > 0 ? `1 polite host with a backlog of ${options.backlog} pages due first, ` : '') +
+      `limit 100, ` +
       `seeded in ${fmt(result.seedSeconds)} s; medians of ${options.runs} runs\n`,
   )
   console.log('| workers | lease p50 ms | lease p99 ms | report p50 ms | report p99 ms | leases/s | pages per lease |')
