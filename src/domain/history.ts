@@ -6,6 +6,8 @@ import {
   exactMle,
   exactMomentMatching,
   observedDays,
+  rateChangesDetected,
+  schedulingHistory,
   type EstimatorState,
 } from '../math/estimators/index.ts'
 import { currentRate } from '../math/nhpp.ts'
@@ -85,6 +87,7 @@ const ONLINE_SECTIONS: Record<string, string> = {
   lln: '1.2',
   sa: '1.3',
   mle: '1.5',
+  mleAdaptive: '1.5, 2',
   momentMatching: '1.6',
   choGm: '1.7',
   lastModified: '1.8',
@@ -113,6 +116,11 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
     ci95: null,
     source: 'online' as const,
     section: ONLINE_SECTIONS[name] ?? '1',
+    ...(name === 'mleAdaptive'
+      ? {
+          note: `MLE over the last ${schedulingHistory(state, 'mleAdaptive').intervals} intervals, since the last of ${rateChangesDetected(state)} detected changes of rate`,
+        }
+      : {}),
   }))
 
   const intervals = history

@@ -2,8 +2,9 @@ import type pg from 'pg'
 import {
   currentEstimates,
   emptyEstimatorState,
-  shortestChangedIntervalDays,
+  schedulingHistory,
   stepEstimators,
+  type EstimatorName,
   type EstimatorSettings,
   type EstimatorState,
 } from '../math/estimators/index.ts'
@@ -252,7 +253,7 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
           if (item.leaseId) w.completedLeaseId = item.leaseId
           continue
         }
-        const outcome = applyInOrder(w, item, estimatorSettings)
+        const outcome = applyInOrder(w, item, estimatorSettings, settings.estimator)
         if ('reason' in outcome) {
           // Not stored: a later item with the same crawl time may still be (it is no duplicate).
           batchRejected.push({ index: item.index, reason: outcome.reason })
@@ -347,7 +348,7 @@ type InOrderOutcome =
  *   the open interval continues to the next successful crawl;
  * - otherwise the item is rejected (API.md: changed or contentHash required after the first crawl).
  */
-function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings): InOrderOutcome {
+function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings, estimator: EstimatorName): InOrderOutcome {
   let changed: boolean | null = item.changed
   if (changed === null && item.contentHash !== null && w.lastContentHash !== null && w.intervalStartAtMs !== null) {
     changed = item.contentHash !== w.lastContentHash
@@ -372,7 +373,7 @@ function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings)
     const intervalMs = item.crawledAtMs - w.intervalStartAtMs!
     const ageDays = item.lastModifiedMs === null ? null : Math.max(0, item.crawledAtMs - item.lastModifiedMs) / MS_PER_DAY
     w.closedIntervalDays = intervalMs / MS_PER_DAY
-    w.wasProbing = allIntervalsChanged(w)
+    w.wasProbing = allIntervalsChanged(schedulingHistory(w.state, estimator))
     w.state = stepEstimators(w.state, { intervalDays: intervalMs / MS_PER_DAY, changed, ageDays }, settings)
     w.stepped = true
     w.intervals++
@@ -423,9 +424,7 @@ function pageUpdate(
         nowMs,
         random,
         earlyIntervalDays: earlyCrawlIntervalDays({
-          intervals: w.intervals,
-          changes: w.changes,
-          shortestChangedIntervalDays: shortestChangedIntervalDays(w.state),
+          ...schedulingHistory(w.state, settings.estimator),
           crawlsPerDay,
           minCrawlsPerDay: bounds.minCrawlsPerDay,
           explorationIntervalDays: explorationIntervalDays(optimizer.pages, settings),

@@ -14,7 +14,7 @@ import { readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
 import { UnprocessableError } from './errors.ts'
-import { mayBeDueEarly, pageBounds, retimedCrawlAtMs } from './schedule.ts'
+import { explorationIntervalDays, pageBounds, retimedCrawlAtMs } from './schedule.ts'
 import { settingsFromStored } from './settings.ts'
 
 export interface OptimizeDeps {
@@ -71,8 +71,8 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
     let oldRate = new Float64Array(capacity)
     let lastMs = new Float64Array(capacity)
     let nextMs = new Float64Array(capacity)
-    let dueEarly = new Uint8Array(capacity)
-    const grow = <T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T => {
+    let intervalCount = new Int32Array(capacity)
+    const grow = <T extends Float64Array | Int32Array>(a: T, size: number): T => {
       const b = new (a.constructor as new (n: number) => T)(size)
       b.set(a)
       return b
@@ -92,7 +92,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
         oldRate = grow(oldRate, capacity)
         lastMs = grow(lastMs, capacity)
         nextMs = grow(nextMs, capacity)
-        dueEarly = grow(dueEarly, capacity)
+        intervalCount = grow(intervalCount, capacity)
       }
       for (let j = 0; j < chunk.ids.length; j++, n++) {
         ids.push(chunk.ids[j]!)
@@ -108,7 +108,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
         oldRate[n] = chunk.crawlsPerDay[j] ?? Number.NaN
         lastMs[n] = chunk.lastCrawledAtMs[j] ?? Number.NaN
         nextMs[n] = chunk.nextCrawlAtMs[j] ?? Number.NaN
-        dueEarly[n] = mayBeDueEarly({ intervals: chunk.intervals[j]!, changes: chunk.changes[j]! }) ? 1 : 0
+        intervalCount[n] = chunk.intervals[j]!
         let h = -1
         if (caps.has(host)) {
           h = hostIndexOf.get(host) ?? -1
@@ -143,6 +143,7 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
 
     // Write back only the pages whose rate moved materially, in chunks.
     const nowMs = deps.clock.nowMs()
+    const exploreDays = explorationIntervalDays(n, settings)
     let pagesRetimed = 0
     let batchIds: string[] = []
     let batchRates: number[] = []
@@ -160,11 +161,12 @@ export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api'
       const next = retimedCrawlAtMs({
         lastCrawledAtMs: Number.isNaN(lastMs[i]!) ? null : lastMs[i]!,
         nextCrawlAtMs: Number.isNaN(nextMs[i]!) ? null : nextMs[i]!,
+        previousCrawlsPerDay: Number.isNaN(old) ? null : old,
         crawlsPerDay: rate,
         schedule: settings.schedule,
         nowMs,
         random: deps.random,
-        mayBeEarly: dueEarly[i] === 1,
+        explorationIntervalDays: intervalCount[i] === 0 ? exploreDays : null,
       })
       batchIds.push(ids[i]!)
       batchRates.push(rate)

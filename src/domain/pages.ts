@@ -16,7 +16,14 @@ import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from './errors.ts'
 import { estimatorSettingsOf } from './ingest.ts'
-import { crawlsPerDayFor, expectedPageFreshness, lambdaForHost, mayBeDueEarly, retimedCrawlAtMs, scheduledCrawlAt } from './schedule.ts'
+import {
+  crawlsPerDayFor,
+  expectedPageFreshness,
+  explorationIntervalDays,
+  lambdaForHost,
+  retimedCrawlAtMs,
+  scheduledCrawlAt,
+} from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
 import { normalizeHostName } from './hosts.ts'
 import { normalizeUrl } from './url.ts'
@@ -149,7 +156,7 @@ function retimedRow(
   row: PageRow,
   changesPerDay: number | null,
   settings: Settings,
-  optimizer: { lambda: number | null; hostLambdas: Record<string, number> },
+  optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null },
   nowMs: number,
   random: Random,
 ): { changesPerDay: number | null; crawlsPerDay: number; nextCrawlAt: string | null } {
@@ -157,11 +164,12 @@ function retimedRow(
   const nextMs = retimedCrawlAtMs({
     lastCrawledAtMs: row.lastCrawledAt?.getTime() ?? null,
     nextCrawlAtMs: row.nextCrawlAt?.getTime() ?? null,
+    previousCrawlsPerDay: row.crawlsPerDay,
+    explorationIntervalDays: row.intervals === 0 ? explorationIntervalDays(optimizer.pages, settings) : null,
     crawlsPerDay,
     schedule: settings.schedule,
     nowMs,
     random,
-    mayBeEarly: mayBeDueEarly(row),
   })
   return { changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
 }
@@ -227,7 +235,7 @@ export async function removePage(deps: Pick<PagesDeps, 'pool'>, id: string): Pro
 export async function rescheduleAllPages(
   client: Queryable,
   settings: Settings,
-  optimizer: { lambda: number | null; hostLambdas: Record<string, number> },
+  optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null },
   nowMs: number,
   random: Random,
   chunkSize = 2000,

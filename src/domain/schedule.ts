@@ -73,11 +73,6 @@ export function explorationIntervalDays(pages: number | null, settings: Settings
   return pages !== null && pages > 0 ? pages / settings.budgetCrawlsPerDay : null
 }
 
-/** The page may be due early (exploring or probing, see earlyCrawlIntervalDays): re-timing keeps its due time. */
-export function mayBeDueEarly(page: { intervals: number; changes: number }): boolean {
-  return page.intervals === 0 || allIntervalsChanged(page)
-}
-
 /**
  * How soon a page should be crawled again when that is sooner than its rate says, in days; null
  * when its rate decides. Two cases (MATH.md 3.6, exploration):
@@ -181,28 +176,42 @@ export function expectedPageFreshness(page: RateInputs, settings: Settings, craw
 
 /**
  * A page's due time after its rate changed between crawls. Periodic: last crawl + 1/ρ (may be in
- * the past: due now). Poisson: memoryless, so the rest of the wait is a fresh draw from now, unless
- * the page is already due. Never crawled: unchanged (due since registration). A page that may be
- * due early (mayBeDueEarly: exploring, probing, or paying a probe back, see earlyCrawlIntervalDays)
- * keeps a due time within two periods of its last crawl; its next crawl re-times it anyway.
+ * the past: due now), or + `explorationIntervalDays` when that is shorter (a page without an
+ * interval yet, see earlyCrawlIntervalDays); but a due time that is not the one the previous rate
+ * gave (an exploration, a probe or a probe's payback set it on purpose) is kept when it lies within
+ * two new periods of the last crawl, and the page's next crawl re-times it. Poisson: memoryless, so
+ * the rest of the wait is a fresh draw from now, unless the page is already due. Never crawled:
+ * unchanged (due since registration).
  */
 export function retimedCrawlAtMs(options: {
   lastCrawledAtMs: number | null
   nextCrawlAtMs: number | null
+  /** The rate the page had, which set its current due time unless something else did. */
+  previousCrawlsPerDay: number | null
   crawlsPerDay: number
   schedule: Settings['schedule']
   nowMs: number
   random: Random
-  /** mayBeDueEarly(page). */
-  mayBeEarly?: boolean
+  /** For a page without an interval yet: pages / budget days (explorationIntervalDays); else null. */
+  explorationIntervalDays?: number | null
 }): number | null {
   const { lastCrawledAtMs, nextCrawlAtMs, crawlsPerDay } = options
   if (lastCrawledAtMs === null) return nextCrawlAtMs ?? options.nowMs
   if (!(crawlsPerDay > 0)) return null
   const periodMs = MS_PER_DAY / crawlsPerDay
-  // A probe, or the interval paying one back, stays as it is (at most two periods away).
-  if (options.mayBeEarly === true && nextCrawlAtMs !== null && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
-  if (options.schedule === 'periodic') return lastCrawledAtMs + periodMs
-  if (options.nextCrawlAtMs !== null && options.nextCrawlAtMs <= options.nowMs) return options.nextCrawlAtMs
-  return options.nowMs + options.random.exponential(options.crawlsPerDay) * MS_PER_DAY
+  if (options.schedule === 'periodic') {
+    const previous = options.previousCrawlsPerDay
+    const setOnPurpose =
+      nextCrawlAtMs !== null &&
+      previous !== null &&
+      previous > 0 &&
+      Math.abs(nextCrawlAtMs - (lastCrawledAtMs + MS_PER_DAY / previous)) > RATE_DUE_TOLERANCE_MS
+    if (setOnPurpose && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
+    return lastCrawledAtMs + Math.min(periodMs, (options.explorationIntervalDays ?? Infinity) * MS_PER_DAY)
+  }
+  if (nextCrawlAtMs !== null && nextCrawlAtMs <= options.nowMs) return nextCrawlAtMs
+  return options.nowMs + options.random.exponential(crawlsPerDay) * MS_PER_DAY
 }
+
+/** A due time within this of last crawl + 1/ρ is the rate's own (timestamps are stored to the microsecond). */
+const RATE_DUE_TOLERANCE_MS = 2

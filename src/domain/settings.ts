@@ -9,7 +9,7 @@ export const llnAlphaSchema = z
   .describe('LLN regulariser α_k (MATH.md 1.2): "1/k", "1/sqrt(k)" or a constant > 0 (a constant is not consistent).')
 
 export const estimatorNameSchema = z
-  .enum(['naive', 'lln', 'sa', 'mle', 'momentMatching', 'choGm', 'lastModified'])
+  .enum(['naive', 'lln', 'sa', 'mle', 'mleAdaptive', 'momentMatching', 'choGm', 'lastModified'])
   .describe('The change-rate estimator that drives scheduling (MATH.md section 1).')
 
 const settingsShape = {
@@ -53,14 +53,16 @@ export type Settings = z.infer<typeof settingsSchema>
 
 /**
  * Defaults: a periodic schedule with the MLE (consistent for any interval distribution, MATH.md 1.5)
- * and the periodic freshness objective (exact for the schedule that runs, MATH.md 3.3).
- * LLN and SA are consistent only under Poisson crawling (MATH.md 1.4).
+ * over the intervals since the page's last detected change of rate (mleAdaptive: still consistent
+ * for a page whose rate does not change, see src/math/estimators/adaptive.ts), and the periodic
+ * freshness objective (exact for the schedule that runs, MATH.md 3.3). LLN and SA are consistent
+ * only under Poisson crawling (MATH.md 1.4).
  */
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   budgetCrawlsPerDay: 10_000,
   objective: 'freshness-periodic',
   schedule: 'periodic',
-  estimator: 'mle',
+  estimator: 'mleAdaptive',
   defaultChangesPerDay: 1,
   minCrawlsPerDay: 0.01,
   maxCrawlsPerDay: null,

@@ -9,7 +9,7 @@
  */
 import { createRandom } from '../math/random.ts'
 import { FreshnessTracker, runPolicy } from './engine.ts'
-import { createPolicy, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
+import { createPolicy, DEFAULT_LOOP_POLICY, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
 import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload } from './universe.ts'
 
 export interface EndToEndOptions {
@@ -176,7 +176,7 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
     reoptimizeDays: options.reoptimizeDays,
   }
-  const inProcess = ['oracle-periodic', 'recrawl-mle-periodic', 'nutch', 'proportional', 'uniform'].map((policy) => {
+  const inProcess = ['oracle-periodic', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map((policy) => {
     const r = runPolicy(universe, createPolicy(policy, universe, simOptions, [options.workload, options.importance]), { mode: 'fleet' })
     return { policy, freshness: r.freshness, crawlsUsed: r.crawls / r.budgetCrawls }
   })

@@ -6,7 +6,7 @@
 import {
   currentEstimates,
   emptyEstimatorState,
-  shortestChangedIntervalDays,
+  schedulingHistory,
   stepEstimators,
   type EstimatorName,
   type EstimatorSettings,
@@ -18,7 +18,6 @@ import {
   allIntervalsChanged,
   crawlsPerDayFor,
   earlyCrawlIntervalDays,
-  mayBeDueEarly,
   nextCrawlAtMs,
   pageBounds,
   probePaybackDays,
@@ -147,7 +146,7 @@ export function objectiveFor(schedule: CrawlSchedule): Objective {
  *   (`crawlsPerDayFor` → `rateForPage`, O(1)) and its next due time (`nextCrawlAtMs`, with the
  *   exploration and probe crawls of `earlyCrawlIntervalDays` and `probePaybackDays`, as ingest does);
  * - every `reoptimizeDays` the whole budget is re-solved (`solveRates`) and pages whose rate moved are
- *   re-timed (`retimedCrawlAtMs`, keeping the due time of pages that `mayBeDueEarly`), as the
+ *   re-timed (`retimedCrawlAtMs`, which keeps an exploration, probe or payback due time), as the
  *   optimiser run does;
  * - pages are registered at time 0 and their first crawls spread over n/R days, as a fleet working
  *   through the registration backlog at the budget would.
@@ -201,7 +200,7 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
     onCrawl(page: number, nowDays: number, outcome: CrawlOutcome): number {
       const start = intervalStart[page]!
       let lastIntervalDays: number | null = null
-      const wasProbing = allIntervalsChanged(states[page]!)
+      const wasProbing = allIntervalsChanged(schedulingHistory(states[page]!, settings.estimator))
       if (!outcome.first && !Number.isNaN(start)) {
         lastIntervalDays = nowDays - start
         states[page] = stepEstimators(states[page]!, { intervalDays: lastIntervalDays, changed: outcome.changed, ageDays: outcome.ageDays }, estimatorSettings)
@@ -218,8 +217,7 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
       const probe = !early
         ? null
         : earlyCrawlIntervalDays({
-            ...states[page]!,
-            shortestChangedIntervalDays: shortestChangedIntervalDays(states[page]!),
+            ...schedulingHistory(states[page]!, settings.estimator),
             crawlsPerDay,
             minCrawlsPerDay: bounds.minCrawlsPerDay,
             explorationIntervalDays: n / universe.budgetCrawlsPerDay,
@@ -250,6 +248,7 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
       })
       lambda = solution.lambda
       const nowMs = nowDays * MS_PER_DAY
+      const early = options.earlyCrawls !== false && !known
       for (let i = 0; i < n; i++) {
         const next = solution.crawlsPerDay[i]!
         const old = rate[i]!
@@ -260,11 +259,12 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
         const retimed = retimedCrawlAtMs({
           lastCrawledAtMs: last === null ? null : last * MS_PER_DAY,
           nextCrawlAtMs: Number.isFinite(due) ? due * MS_PER_DAY : null,
+          previousCrawlsPerDay: Number.isNaN(old) ? null : old,
           crawlsPerDay: next,
           schedule: settings.schedule,
           nowMs,
           random,
-          mayBeEarly: options.earlyCrawls !== false && !known && mayBeDueEarly(states[i]!),
+          explorationIntervalDays: early && intervals[i] === 0 ? n / universe.budgetCrawlsPerDay : null,
         })
         ctx.setDue(i, toDays(retimed))
       }

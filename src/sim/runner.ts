@@ -24,7 +24,7 @@ export const IMPORTANCE_KINDS: readonly ImportanceKind[] = ['zipf', 'equal']
 export const SCHEDULES: readonly CrawlSchedule[] = ['periodic', 'poisson']
 
 /** The production default (DEFAULT_SETTINGS: estimator mle, schedule periodic). */
-export const DEFAULT_LOOP_POLICY = 'recrawl-mle-periodic'
+export const DEFAULT_LOOP_POLICY = 'recrawl-mleAdaptive-periodic'
 export const ORACLE_POLICY = 'oracle-periodic'
 
 export const BASELINE_POLICIES = ['uniform', 'proportional', 'nutch', 'oracle-periodic', 'oracle-poisson'] as const

@@ -25,16 +25,15 @@ export interface OptimizerPageChunk {
   lastCrawledAtMs: (number | null)[]
   nextCrawlAtMs: (number | null)[]
   intervals: number[]
-  changes: number[]
 }
 
 export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<
-    [string, string, number, number | null, number | null, number | null, number | null, string | null, string | null, number, number]
+    [string, string, number, number | null, number | null, number | null, number | null, string | null, string | null, number]
   >({
     text: `SELECT p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
              (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text,
-             intervals, changes
+             intervals
            FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
     values: [afterId, limit],
     rowMode: 'array',
@@ -50,7 +49,6 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     lastCrawledAtMs: [],
     nextCrawlAtMs: [],
     intervals: [],
-    changes: [],
   }
   for (const r of rows) {
     chunk.ids.push(r[0])
@@ -63,7 +61,6 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     chunk.lastCrawledAtMs.push(r[7] === null ? null : Number(r[7]))
     chunk.nextCrawlAtMs.push(r[8] === null ? null : Number(r[8]))
     chunk.intervals.push(r[9])
-    chunk.changes.push(r[10])
   }
   return chunk
 }

@@ -19,7 +19,7 @@ describe('settings', () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/settings' })
     assert.equal(res.statusCode, 200)
     assert.deepEqual(res.json(), DEFAULT_SETTINGS)
-    assert.equal(res.json().estimator, 'mle')
+    assert.equal(res.json().estimator, 'mleAdaptive')
     assert.equal(res.json().schedule, 'periodic')
   })
 

@@ -2,6 +2,7 @@
  * Online change-rate estimators (MATH.md section 1): one O(1) step per crawl interval, and every
  * estimate derived from the stored sufficient statistics.
  */
+import { segmentShortestChangedIntervalDays, stepSegment } from './adaptive.ts'
 import { classProbabilities, stepClassLogProbabilities } from './classes.ts'
 import { choGmChangesPerDay, llnChangesPerDay, naiveChangesPerDay, saStep, type LlnAlpha } from './counting.ts'
 import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histogram.ts'
@@ -11,6 +12,7 @@ import { clipRate, sanitizeDays } from './numbers.ts'
 import { readEstimatorState, type EstimatorState } from './state.ts'
 
 export { CHANGE_CLASSES } from './classes.ts'
+export { CHANGE_FACTOR, restartThreshold } from './adaptive.ts'
 export { exactMle, exactMomentMatching, type ChangeInterval, type MleResult } from './mle.ts'
 export { correctedChangeCount } from './lastModified.ts'
 export { emptyEstimatorState, intervalCount, changeCount, observedDays, readEstimatorState, type EstimatorState } from './state.ts'
@@ -19,13 +21,14 @@ export { SOLVER_MAX_CHANGES_PER_DAY, SOLVER_MIN_CHANGES_PER_DAY } from './solve.
 export { MAX_INTERVAL_DAYS } from './numbers.ts'
 export type { LlnAlpha }
 
-export type EstimatorName = 'naive' | 'lln' | 'sa' | 'mle' | 'momentMatching' | 'choGm' | 'lastModified'
+export type EstimatorName = 'naive' | 'lln' | 'sa' | 'mle' | 'mleAdaptive' | 'momentMatching' | 'choGm' | 'lastModified'
 
 export const ESTIMATOR_NAMES: readonly EstimatorName[] = Object.freeze([
   'naive',
   'lln',
   'sa',
   'mle',
+  'mleAdaptive',
   'momentMatching',
   'choGm',
   'lastModified',
@@ -79,6 +82,7 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
     lastModified:
       typeof age === 'number' && !Number.isNaN(age) ? stepLastModified(s.lastModified, days, sanitizeDays(age)) : s.lastModified,
     classLogProbabilities: stepClassLogProbabilities(s.classLogProbabilities, days, changed),
+    segment: stepSegment(s.segment, days, changed),
   }
 }
 
@@ -119,7 +123,7 @@ export function currentEstimates(state: EstimatorState, settings: EstimatorSetti
   const clip = (v: number | null): number | null => (v === null ? null : clipRate(v, min, max))
   const lastModified = clip(lastModifiedChangesPerDay(s.lastModified))
   if (s.intervals === 0) {
-    return { naive: null, lln: null, sa: null, mle: null, momentMatching: null, choGm: null, lastModified }
+    return { naive: null, lln: null, sa: null, mle: null, mleAdaptive: null, momentMatching: null, choGm: null, lastModified }
   }
   const { intervals: n, changes: x, observedDays: t } = s
   return {
@@ -127,15 +131,33 @@ export function currentEstimates(state: EstimatorState, settings: EstimatorSetti
     lln: clip(llnChangesPerDay(n, x, t, settings.llnAlpha)),
     sa: clip(s.saChangesPerDay),
     mle: clip(onlineMle(s).changesPerDay),
+    mleAdaptive: clip(s.segment.changesPerDay ?? onlineMle(s).changesPerDay),
     momentMatching: clip(onlineMomentMatching(s)),
     choGm: clip(choGmChangesPerDay(n, x, t)),
     lastModified,
   }
 }
 
-/** The shortest interval that saw a change (its histogram bucket's mean, within a factor 1.34), in days; null before one. */
-export function shortestChangedIntervalDays(state: EstimatorState): number | null {
-  return shortestBucketMeanDays(readEstimatorState(state).changedHistogram)
+/**
+ * The history the scheduling estimator rests on, for the early crawls of src/domain/schedule.ts:
+ * intervals, changes and the shortest changed interval (its histogram bucket's mean, within a
+ * factor 1.34; null before one). mleAdaptive rests on its current segment, every other estimator on
+ * the whole history.
+ */
+export function schedulingHistory(
+  state: EstimatorState,
+  estimator: EstimatorName,
+): { intervals: number; changes: number; shortestChangedIntervalDays: number | null } {
+  const s = readEstimatorState(state)
+  if (estimator === 'mleAdaptive') {
+    return { intervals: s.segment.intervals, changes: s.segment.changes, shortestChangedIntervalDays: segmentShortestChangedIntervalDays(s.segment) }
+  }
+  return { intervals: s.intervals, changes: s.changes, shortestChangedIntervalDays: shortestBucketMeanDays(s.changedHistogram) }
+}
+
+/** Restarts of the mleAdaptive segment (detected changes of rate) over the page's life. */
+export function rateChangesDetected(state: EstimatorState): number {
+  return readEstimatorState(state).segment.restarts
 }
 
 /** Posterior probability of each change class (MATH.md 1.9) under a uniform prior. */

@@ -2,6 +2,7 @@
  * The per-page estimator state: O(1) sufficient statistics for every estimator of MATH.md 1,
  * stored as jsonb. Every number in it is finite.
  */
+import { emptySegment, type SegmentState } from './adaptive.ts'
 import { uniformClassLogProbabilities } from './classes.ts'
 import type { HistogramBin } from './histogram.ts'
 
@@ -26,6 +27,8 @@ export type EstimatorState = {
   lastModified: { crawls: number; changes: number; exposureDays: number }
   /** Log-probabilities of CHANGE_CLASSES (MATH.md 1.9), unnormalised, largest 0. */
   classLogProbabilities: number[]
+  /** The intervals since the last detected change of rate, for mleAdaptive (adaptive.ts). */
+  segment: SegmentState
 }
 
 export function emptyEstimatorState(): EstimatorState {
@@ -40,6 +43,7 @@ export function emptyEstimatorState(): EstimatorState {
     unchangedHistogram: [],
     lastModified: { crawls: 0, changes: 0, exposureDays: 0 },
     classLogProbabilities: uniformClassLogProbabilities(),
+    segment: emptySegment(),
   }
 }
 
@@ -69,17 +73,42 @@ export function readEstimatorState(state: unknown): EstimatorState {
   const lm = (typeof s.lastModified === 'object' && s.lastModified !== null ? s.lastModified : {}) as Record<string, unknown>
   const logs = Array.isArray(s.classLogProbabilities) ? s.classLogProbabilities : []
   const intervals = nonNegative(s.intervals)
+  const changes = Math.min(intervals, nonNegative(s.changes))
+  const observed = nonNegative(s.observedDays)
+  const unchanged = nonNegative(s.unchangedDays)
+  const changedHistogram = readHistogram(s.changedHistogram)
   return {
     v: 1,
     intervals,
-    changes: Math.min(intervals, nonNegative(s.changes)),
-    observedDays: nonNegative(s.observedDays),
+    changes,
+    observedDays: observed,
     saChangesPerDay: typeof s.saChangesPerDay === 'number' && Number.isFinite(s.saChangesPerDay) ? s.saChangesPerDay : null,
-    unchangedDays: nonNegative(s.unchangedDays),
-    changedHistogram: readHistogram(s.changedHistogram),
+    unchangedDays: unchanged,
+    changedHistogram,
     unchangedHistogram: readHistogram(s.unchangedHistogram),
     lastModified: { crawls: nonNegative(lm.crawls), changes: nonNegative(lm.changes), exposureDays: nonNegative(lm.exposureDays) },
     classLogProbabilities: empty.classLogProbabilities.map((_, i) => Math.min(0, finiteOr(logs[i], 0))),
+    // A state stored before segments existed: the whole history is the first segment.
+    segment:
+      typeof s.segment === 'object' && s.segment !== null
+        ? readSegment(s.segment as Record<string, unknown>)
+        : { ...emptySegment(), intervals, changes, observedDays: observed, unchangedDays: unchanged, changedHistogram, changesPerDay: null },
+  }
+}
+
+function readSegment(g: Record<string, unknown>): SegmentState {
+  const intervals = nonNegative(g.intervals)
+  const rate = g.changesPerDay
+  return {
+    intervals,
+    changes: Math.min(intervals, nonNegative(g.changes)),
+    observedDays: nonNegative(g.observedDays),
+    unchangedDays: nonNegative(g.unchangedDays),
+    changedHistogram: readHistogram(g.changedHistogram),
+    cusumUp: nonNegative(g.cusumUp),
+    cusumDown: nonNegative(g.cusumDown),
+    changesPerDay: typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? rate : null,
+    restarts: nonNegative(g.restarts),
   }
 }
 

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict'
 import {
   earlyCrawlIntervalDays,
   explorationIntervalDays,
-  mayBeDueEarly,
   nextCrawlAtMs,
   probePaybackDays,
   PROBE_MIN_INTERVAL_DAYS,
@@ -46,9 +45,6 @@ test('a page whose every interval changed is probed after half its shortest inte
   assert.equal(earlyCrawlIntervalDays(page({ crawlsPerDay: 4 })), null, 'its period (0.25 d) is already shorter than the probe (0.5 d)')
   assert.equal(earlyCrawlIntervalDays(page({ shortestChangedIntervalDays: 1.5 * PROBE_MIN_INTERVAL_DAYS })), null, 'below one minute')
   assert.equal(earlyCrawlIntervalDays(page({ shortestChangedIntervalDays: 2 * PROBE_MIN_INTERVAL_DAYS })), PROBE_MIN_INTERVAL_DAYS)
-  assert.equal(mayBeDueEarly({ intervals: 0, changes: 0 }), true)
-  assert.equal(mayBeDueEarly({ intervals: 3, changes: 3 }), true)
-  assert.equal(mayBeDueEarly({ intervals: 3, changes: 2 }), false)
 })
 
 test('periodic due times: 1/ρ, an early crawl when shorter, and after a probe the time it saved', () => {
@@ -80,14 +76,17 @@ test('Poisson due times: an exponential draw, cut short by an early crawl', () =
   assert.ok(Math.abs(mean - (1 - Math.exp(-1)) / 2) < 0.015, `mean ${mean}`)
 })
 
-test('re-timing moves a page to its new period, but keeps a pending exploration, probe or payback', () => {
-  const base = { lastCrawledAtMs: T0, crawlsPerDay: 1, schedule: 'periodic' as const, nowMs: T0 + 0.1 * DAY, random: createRandom(2) }
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY }), T0 + DAY)
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY, mayBeEarly: true }), T0 + 0.2 * DAY)
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 1.8 * DAY, mayBeEarly: true }), T0 + 1.8 * DAY)
-  // Beyond two periods (e.g. a page given up at its floor whose rate rose again): re-timed.
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 100 * DAY, mayBeEarly: true }), T0 + DAY)
-  assert.equal(retimedCrawlAtMs({ ...base, lastCrawledAtMs: null, nextCrawlAtMs: null }), base.nowMs)
+test('re-timing moves a page to its new period, but keeps a due time set on purpose (exploration, probe, payback)', () => {
+  // Rate 0.5 → 1 per day, last crawl at T0. A due time that is the old rate's own (T0 + 2 d) moves.
+  const base = { lastCrawledAtMs: T0, previousCrawlsPerDay: 0.5, crawlsPerDay: 1, schedule: 'periodic' as const, nowMs: T0 + 0.1 * DAY, random: createRandom(2) }
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 2 * DAY }), T0 + DAY)
+  // A probe (0.2 d) or a payback (1.8 d) was set on purpose and lies within two new periods: kept.
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY }), T0 + 0.2 * DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 1.8 * DAY }), T0 + 1.8 * DAY)
+  // Beyond two periods (a page given up at its floor whose rate rose again): re-timed.
+  assert.equal(retimedCrawlAtMs({ ...base, previousCrawlsPerDay: 0.01, nextCrawlAtMs: T0 + 150 * DAY }), T0 + DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, lastCrawledAtMs: null, nextCrawlAtMs: null }), base.nowMs, 'never crawled: due now')
+  assert.equal(retimedCrawlAtMs({ ...base, crawlsPerDay: 0, nextCrawlAtMs: T0 + 2 * DAY }), null, 'rate 0: never')
 })
 
 test('nextCrawlAt shown to clients is the rate schedule; the due time may differ while exploring or probing', () => {

@@ -147,3 +147,26 @@ test('early crawls: probes give up pages that change far faster than the budget 
   assert.ok(withEarly.freshness > without.freshness * 1.025, `${withEarly.freshness} vs ${without.freshness}`)
   assert.ok(withEarly.freshness / oracle > 0.97, `${withEarly.freshness} / oracle ${oracle}`)
 })
+
+test('on rates that jump tenfold mid-run, mleAdaptive keeps up where the whole-history MLE lags (1000 drifting pages, 60 days)', () => {
+  for (const importanceKind of ['zipf', 'equal'] as const) {
+    const u = syntheticUniverse({
+      workload: 'drift',
+      importanceKind,
+      pageCount: 1000,
+      horizonDays: 60,
+      warmupDays: 20,
+      crawlsPerPagePerDay: 1,
+      random: createRandom(21),
+      importanceRandom: createRandom(22),
+    })
+    const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
+    const f = (estimator: 'mle' | 'mleAdaptive') =>
+      runPolicy(u, recrawlPolicy(u, { estimator, schedule: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), { mode: 'fleet' }).freshness / oracle
+    // Measured: zipf 0.964 → 0.983, equal 0.945 → 0.972 of the (time-averaged) oracle.
+    const mle = f('mle')
+    const adaptive = f('mleAdaptive')
+    assert.ok(adaptive > mle + 0.01, `${importanceKind}: mleAdaptive ${adaptive} vs mle ${mle}`)
+    assert.ok(adaptive > 0.96, `${importanceKind}: mleAdaptive ${adaptive}`)
+  }
+})
