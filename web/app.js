@@ -299,6 +299,7 @@ async function showPage(url) {
     ['expected freshness', fmtPct(page.expectedFreshness)],
     ['last crawled', fmtTime(page.lastCrawledAt)],
     ['next crawl', fmtTime(page.nextCrawlAt)],
+    ['due', fmtTime(page.dueAt)],
     ['lease', page.lease ? `${page.lease.worker ?? '?'} until ${fmtTime(page.lease.expiresAt)}` : '–'],
   ]
   $('page-summary').replaceChildren(...summary.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))

@@ -59,7 +59,7 @@ export const pageSchema = z
       'When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0).',
     ),
     dueAt: nullableTimestamp.describe(
-      'When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (see the README, "Exploration and probes").',
+      'When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (see the README, "Schedule, exploration and probes").',
     ),
     expectedFreshness: z
       .number()

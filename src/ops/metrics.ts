@@ -127,7 +127,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     })
   snapshotGauge('recrawl_pages', 'Registered pages.', (s) => s.pages)
   snapshotGauge('recrawl_pages_leased', 'Pages under an unexpired lease.', (s) => s.pagesLeased)
-  snapshotGauge('recrawl_pages_overdue', 'Pages due now (nextCrawlAt ≤ now) and not leased.', (s) => s.pagesOverdue)
+  snapshotGauge('recrawl_pages_overdue', 'Pages due now (dueAt ≤ now) and not leased.', (s) => s.pagesOverdue)
   snapshotGauge('recrawl_oldest_overdue_age_seconds', 'How long the most overdue page has been due; 0 when none is.', (s) => s.oldestOverdueAgeSeconds)
   snapshotGauge(
     'recrawl_expected_freshness',

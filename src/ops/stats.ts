@@ -22,7 +22,7 @@ export interface StatsSnapshot {
   pages: number
   /** Pages under an unexpired lease. */
   pagesLeased: number
-  /** Due (nextCrawlAt ≤ now) and not under an unexpired lease. */
+  /** Due (dueAt ≤ now) and not under an unexpired lease. */
   pagesOverdue: number
   /** now − the earliest due time among overdue pages; 0 when none is overdue. */
   oldestOverdueAgeSeconds: number

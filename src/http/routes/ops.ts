@@ -64,7 +64,7 @@ export const statsResponseSchema = z.object({
   takenAt: z.string().describe('When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds.'),
   pages: z.number().int(),
   pagesLeased: z.number().int().describe('Pages under an unexpired lease.'),
-  pagesOverdue: z.number().int().describe('Due (nextCrawlAt ≤ now) and not under an unexpired lease.'),
+  pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
   oldestOverdueAgeSeconds: z.number().describe('How long the most overdue page has been due; 0 when none is.'),
   expectedFreshness: z
     .number()

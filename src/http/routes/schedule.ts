@@ -78,7 +78,7 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       tags: ['schedule'],
       summary: 'Take due pages to crawl',
       description:
-        'Most overdue first (higher importance first when tied). Concurrent callers never receive the same page; a host with ' +
+        'Pages whose dueAt has passed (a page’s nextCrawlAt, or sooner while recrawl explores or probes it), most overdue first (higher importance first when tied). Concurrent callers never receive the same page; a host with ' +
         'minDelaySeconds gets at most one page per delay. Report each crawl with the leaseId to complete it; unfinished pages return to the pool when the lease expires.',
       body: leaseBody,
       response: { 200: leaseResponse, ...errors },
