@@ -9,7 +9,7 @@ import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histo
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { solveMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, sanitizeDays } from './numbers.ts'
-import { readEstimatorState, type EstimatorState } from './state.ts'
+import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
 
 export { CHANGE_CLASSES } from './classes.ts'
 export { CHANGE_FACTOR, restartThreshold } from './adaptive.ts'
@@ -70,7 +70,7 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
   const observed = s.observedDays + days
   const y0 = s.saChangesPerDay ?? settings.defaultChangesPerDay
   const age = obs.ageDays
-  return {
+  return wellFormed({
     v: 1,
     intervals,
     changes: s.changes + (changed ? 1 : 0),
@@ -83,7 +83,7 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
       typeof age === 'number' && !Number.isNaN(age) ? stepLastModified(s.lastModified, days, sanitizeDays(age)) : s.lastModified,
     classLogProbabilities: stepClassLogProbabilities(s.classLogProbabilities, days, changed),
     segment: stepSegment(s.segment, days, changed),
-  }
+  })
 }
 
 /** The online MLE of MATH.md 1.5 (histogram of changed intervals), unclipped, with its smoothing flag. */

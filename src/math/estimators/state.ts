@@ -31,8 +31,21 @@ export type EstimatorState = {
   segment: SegmentState
 }
 
+/**
+ * States this module built or already checked. They are never modified after they are made (every
+ * step returns a new state), so reading one again needs no copy: the estimators read a state
+ * several times per observation.
+ */
+const WELL_FORMED = new WeakSet<object>()
+
+/** Marks a state built from well-formed parts (see WELL_FORMED) and returns it. */
+export function wellFormed(state: EstimatorState): EstimatorState {
+  WELL_FORMED.add(state)
+  return state
+}
+
 export function emptyEstimatorState(): EstimatorState {
-  return {
+  return wellFormed({
     v: 1,
     intervals: 0,
     changes: 0,
@@ -44,7 +57,7 @@ export function emptyEstimatorState(): EstimatorState {
     lastModified: { crawls: 0, changes: 0, exposureDays: 0 },
     classLogProbabilities: uniformClassLogProbabilities(),
     segment: emptySegment(),
-  }
+  })
 }
 
 const finiteOr = (value: unknown, fallback: number): number =>
@@ -67,6 +80,7 @@ function readHistogram(value: unknown): HistogramBin[] {
  * fields are replaced by their empty values instead of turning into NaN further on.
  */
 export function readEstimatorState(state: unknown): EstimatorState {
+  if (typeof state === 'object' && state !== null && WELL_FORMED.has(state)) return state as EstimatorState
   const empty = emptyEstimatorState()
   if (typeof state !== 'object' || state === null) return empty
   const s = state as Partial<Record<keyof EstimatorState, unknown>>
@@ -77,7 +91,7 @@ export function readEstimatorState(state: unknown): EstimatorState {
   const observed = nonNegative(s.observedDays)
   const unchanged = nonNegative(s.unchangedDays)
   const changedHistogram = readHistogram(s.changedHistogram)
-  return {
+  return wellFormed({
     v: 1,
     intervals,
     changes,
@@ -93,7 +107,7 @@ export function readEstimatorState(state: unknown): EstimatorState {
       typeof s.segment === 'object' && s.segment !== null
         ? readSegment(s.segment as Record<string, unknown>)
         : { ...emptySegment(), intervals, changes, observedDays: observed, unchangedDays: unchanged, changedHistogram, changesPerDay: null },
-  }
+  })
 }
 
 function readSegment(g: Record<string, unknown>): SegmentState {
