@@ -30,11 +30,13 @@ export interface TakenPage {
  *   order (pages.polite, migrations/0003) and served one per host.
  * - expired: leased pages whose lease has run out (oldest expiry first, at most `sweepBatch`),
  *   locked. Each is either leased again below or returned to the pool.
- * - walk: due, unleased pages of the other hosts, in lease order, locked; concurrent callers skip
- *   each other's rows, so they never see the same page.
- * - strays: due pages of polite hosts not marked polite yet (new pages, or the host gained its delay)
- *   among the first `limit + sweepBatch` rows of the due order up to the walk's last due time,
- *   locked. They are candidates, and are marked below so that later walks no longer pass over them.
+ * - walk: the first `limit` due, unleased pages of the global due order, locked; concurrent callers
+ *   skip each other's rows, so they never see the same page. Pages of polite hosts in it ("strays":
+ *   not marked yet, being new or of a host that just gained its delay) are flagged.
+ * - more, strays: only when the walk met strays. `more` fills the lease with pages of other hosts;
+ *   `strays` takes further strays among the first `limit + sweepBatch` rows of the due order up to
+ *   the last due time that can make the cut (`horizon`). Strays are candidates, and are marked below
+ *   so that later calls do not meet them again. Without strays a lease reads the due order once.
  * - polite_first: for each polite host whose delay has passed, its most overdue marked page
  *   (pages_polite_due), locked. Hosts whose best page would rank after every walked page are skipped.
  * - gate: the politeness rows of the candidates' polite hosts, locked with SKIP LOCKED and rechecked
@@ -70,22 +72,33 @@ expired AS MATERIALIZED (
   FOR UPDATE OF p SKIP LOCKED
 ),
 walk AS MATERIALIZED (
+  SELECT p.id, p.host, p.next_crawl_at, p.importance, p.host IN (SELECT host FROM polite_hosts) AS stray
+  FROM pages p
+  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1
+    ${only('p.host')}
+  ORDER BY p.next_crawl_at, p.importance DESC, p.id
+  LIMIT ${limit}
+  FOR UPDATE OF p SKIP LOCKED
+),
+more AS MATERIALIZED (
   SELECT p.id, p.host, p.next_crawl_at, p.importance
   FROM pages p
   WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1
     ${only('p.host')}
     AND p.host NOT IN (SELECT host FROM polite_hosts)
+    AND p.id NOT IN (SELECT id FROM walk)
+    AND (SELECT bool_or(stray) FROM walk)
   ORDER BY p.next_crawl_at, p.importance DESC, p.id
   LIMIT ${limit}
   FOR UPDATE OF p SKIP LOCKED
 ),
 horizon AS (
   -- the latest due time that can still make the cut
-  SELECT CASE WHEN count(*) < ${limit} THEN $1 ELSE max(next_crawl_at) END AS due FROM walk
+  SELECT CASE WHEN count(*) < ${limit} THEN $1 ELSE max(next_crawl_at) END AS due
+  FROM (SELECT next_crawl_at FROM walk WHERE NOT stray UNION ALL SELECT next_crawl_at FROM more) AS others
 ),
 strays AS MATERIALIZED (
-  -- looked for among the first rows of the due order up to the walk's last due time: a plan that
-  -- reads that range in index order (and stops), whatever the planner guesses of the horizon
+  -- read in index order up to the horizon, whatever the planner guesses of it
   SELECT p.id, p.host, p.next_crawl_at, p.importance
   FROM pages p
   WHERE p.id IN (
@@ -98,8 +111,15 @@ strays AS MATERIALIZED (
       ) w
       WHERE w.host IN (SELECT host FROM polite_hosts)
     )
+    AND p.id NOT IN (SELECT id FROM walk)
     AND p.lease_id IS NULL AND NOT p.polite
+    AND (SELECT bool_or(stray) FROM walk)
   FOR UPDATE OF p SKIP LOCKED
+),
+all_strays AS (
+  SELECT id, host FROM walk WHERE stray
+  UNION ALL
+  SELECT id, host FROM strays
 ),
 polite_first AS MATERIALIZED (
   SELECT c.id, h.host, c.next_crawl_at, c.importance
@@ -116,7 +136,9 @@ polite_first AS MATERIALIZED (
     ${only('h.host')}
 ),
 candidates AS (
-  SELECT * FROM walk
+  SELECT id, host, next_crawl_at, importance FROM walk
+  UNION ALL
+  SELECT * FROM more
   UNION ALL
   SELECT * FROM strays
   UNION ALL
@@ -132,7 +154,7 @@ gate AS MATERIALIZED (
 ),
 marking AS MATERIALIZED (
   SELECT h.host FROM hosts h
-  WHERE h.host IN (SELECT host FROM strays UNION ALL SELECT host FROM expired) AND h.min_delay_seconds > 0
+  WHERE h.host IN (SELECT host FROM all_strays UNION ALL SELECT host FROM expired) AND h.min_delay_seconds > 0
   FOR SHARE SKIP LOCKED
 ),
 ranked AS (
@@ -152,7 +174,7 @@ touched AS (
   UNION ALL
   SELECT e.id, false, true FROM expired e WHERE e.id NOT IN (SELECT id FROM chosen)
   UNION ALL
-  SELECT s.id, false, false FROM strays s
+  SELECT s.id, false, false FROM all_strays s
   WHERE s.id NOT IN (SELECT id FROM chosen) AND s.host IN (SELECT host FROM marking)
 ),
 leased AS (
