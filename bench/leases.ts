@@ -30,6 +30,7 @@ import {
   median,
   percentile,
   startService,
+  waitForOptimizerRun,
   type ServiceProcess,
 } from './support.ts'
 
@@ -46,19 +47,6 @@ async function post<T>(http: HttpPool, path: string, body: unknown): Promise<T> 
   const text = await res.body.text()
   if (res.statusCode !== 200) throw new Error(`POST ${path} → ${res.statusCode}: ${text.slice(0, 500)}`)
   return JSON.parse(text) as T
-}
-
-/** Waits until the service has completed an optimiser run (recrawl_optimizer_runs_total ≥ 1); returns the seconds waited. */
-async function waitForOptimizerRun(http: HttpPool): Promise<number> {
-  const start = performance.now()
-  for (;;) {
-    const res = await http.request({ method: 'GET', path: '/metrics' })
-    const text = await res.body.text()
-    const runs = /^recrawl_optimizer_runs_total (\S+)$/m.exec(text)
-    if (runs && Number(runs[1]) >= 1) return (performance.now() - start) / 1000
-    if (performance.now() - start > 600_000) throw new Error('no optimiser run within 10 minutes')
-    await new Promise((r) => setTimeout(r, 500))
-  }
 }
 
 export interface LeaseMeasurement {

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { createServer } from 'node:net'
 import pg from 'pg'
+import type { Pool as HttpPool } from 'undici'
 import { migrate } from '../src/store/migrate.ts'
 
 export const REPO_DIR = fileURLToPath(new URL('..', import.meta.url))
@@ -201,3 +202,16 @@ export function cleanupOnSignal(cleanup: () => Promise<void>): void {
 }
 
 export const fmt = (v: number, digits = 1): string => v.toFixed(digits)
+
+/** Waits until the service has completed an optimiser run (recrawl_optimizer_runs_total ≥ 1); returns the seconds waited. */
+export async function waitForOptimizerRun(http: HttpPool): Promise<number> {
+  const start = performance.now()
+  for (;;) {
+    const res = await http.request({ method: 'GET', path: '/metrics' })
+    const text = await res.body.text()
+    const runs = /^recrawl_optimizer_runs_total (\S+)$/m.exec(text)
+    if (runs && Number(runs[1]) >= 1) return (performance.now() - start) / 1000
+    if (performance.now() - start > 600_000) throw new Error('no optimiser run within 10 minutes')
+    await new Promise((r) => setTimeout(r, 500))
+  }
+}
