@@ -137,8 +137,7 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     const seedStart = performance.now()
     log(`database ${db.name}: seeding ${options.pages} pages`)
     await seedPages(pool, { pages: options.pages, hosts: options.hosts, baseline: false })
-    // Polite hosts are small (DELAY_HOST_PAGES pages each): a host whose due backlog outgrows its
-    // minDelaySeconds fills the candidate window of every lease (see BENCHMARKS.md "Leases").
+    // Polite hosts of DELAY_HOST_PAGES pages each; --backlog adds one whose backlog outgrows its delay.
     await pool.query(
       `UPDATE pages SET url = 'https://slow' || (id % $1::int) || '.example/p/' || id, host = 'slow' || (id % $1::int) || '.example'
        WHERE id <= $1::int * $2::int`,
@@ -160,7 +159,12 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     await pool.query('VACUUM ANALYZE pages')
     // The service's periodic optimiser runs 5 s after start and then every reoptimizeSeconds; its
     // first run re-times the whole table. Measure leases after that run, with the next one a day away.
-    await pool.query(`UPDATE settings SET value = value || '{"reoptimizeSeconds": 86400}'::jsonb WHERE id`)
+    // The default budget (10,000 crawls/day) just covers the default floor (0.01/day) of 10^6 pages; a
+    // backlog needs more, or the optimiser refuses the settings as infeasible (422) and never runs.
+    const budgetCrawlsPerDay = Math.max(10_000, Math.ceil((options.pages + options.backlog) * 0.01))
+    await pool.query(`UPDATE settings SET value = value || jsonb_build_object('reoptimizeSeconds', 86400, 'budgetCrawlsPerDay', $1::float8) WHERE id`, [
+      budgetCrawlsPerDay,
+    ])
     const seedSeconds = (performance.now() - seedStart) / 1000
     service = await startService(db.url)
     http = new HttpPool(service.baseUrl, { connections: Math.max(8, ...options.workers) })
