@@ -16,8 +16,8 @@
  * estimate is the consistent MLE of 1.5 over an ever longer segment; a real tenfold jump is still
  * found within a few intervals. Storage and time per interval are O(1), as for the online MLE.
  */
-import { addToHistogram, histogramPoints, shortestBucketMeanDays, type HistogramBin } from './histogram.ts'
-import { solveMle } from './mle.ts'
+import { addToHistogram, shortestBucketMeanDays, type HistogramBin } from './histogram.ts'
+import { histogramMle } from './mle.ts'
 
 /** The alternative rates the tests watch for: c·Δ̂ and Δ̂/c. */
 export const CHANGE_FACTOR = 4
@@ -74,19 +74,6 @@ export function intervalLogLikelihoodRatio(rate: number, alternative: number, in
   return Math.log(p1 / p0)
 }
 
-/** The segment's MLE from its statistics (MATH.md 1.5, with its smoothing rule). */
-function segmentMle(s: SegmentState): number | null {
-  return solveMle(
-    {
-      intervals: s.intervals,
-      changes: s.changes,
-      totalDays: s.observedDays,
-      changedIntervals: histogramPoints(s.changedHistogram),
-      unchangedDays: s.unchangedDays,
-    },
-    false,
-  ).changesPerDay
-}
 
 /**
  * Applies one interval (length ≥ 0 days, sanitised by the caller): first the change tests against
@@ -119,7 +106,7 @@ export function stepSegment(segment: SegmentState, intervalDays: number, changed
     changesPerDay: null,
     restarts: s.restarts,
   }
-  next.changesPerDay = segmentMle(next)
+  next.changesPerDay = histogramMle(next).changesPerDay
   return next
 }
 

@@ -7,7 +7,7 @@ import { classProbabilities, stepClassLogProbabilities } from './classes.ts'
 import { choGmChangesPerDay, llnChangesPerDay, naiveChangesPerDay, saStep, type LlnAlpha } from './counting.ts'
 import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histogram.ts'
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
-import { solveMle, solveMomentMatching, type MleResult } from './mle.ts'
+import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, sanitizeDays } from './numbers.ts'
 import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
 
@@ -88,17 +88,7 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
 
 /** The online MLE of MATH.md 1.5 (histogram of changed intervals), unclipped, with its smoothing flag. */
 export function onlineMle(state: EstimatorState): MleResult {
-  const s = readEstimatorState(state)
-  return solveMle(
-    {
-      intervals: s.intervals,
-      changes: s.changes,
-      totalDays: s.observedDays,
-      changedIntervals: histogramPoints(s.changedHistogram),
-      unchangedDays: s.unchangedDays,
-    },
-    false,
-  )
+  return histogramMle(readEstimatorState(state))
 }
 
 /** The online moment-matching estimate of MATH.md 1.6 (histograms of all intervals), unclipped. */

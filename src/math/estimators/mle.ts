@@ -5,7 +5,7 @@
  * the exact versions (one point per interval) and the online versions (two points per histogram
  * bucket, see histogram.ts).
  */
-import type { WeightedInterval } from './histogram.ts'
+import { histogramPoints, type HistogramBin, type WeightedInterval } from './histogram.ts'
 import { sanitizeDays } from './numbers.ts'
 import { solveDecreasingInLogRate, SOLVER_MAX_CHANGES_PER_DAY, SOLVER_MIN_CHANGES_PER_DAY } from './solve.ts'
 
@@ -137,6 +137,29 @@ function choGmGuess(intervals: number, changes: number, totalDays: number): numb
   const meanDays = totalDays / intervals
   const r = -Math.log((intervals - changes + 0.5) / (intervals + 0.5))
   return meanDays > 0 ? r / meanDays : 1
+}
+
+/** Sufficient statistics of a run of intervals, with changed intervals kept in a histogram (state.ts). */
+export interface HistogramStatistics {
+  intervals: number
+  changes: number
+  observedDays: number
+  unchangedDays: number
+  changedHistogram: readonly HistogramBin[]
+}
+
+/** The online MLE of MATH.md 1.5 from such statistics, unclipped, with its smoothing flag. */
+export function histogramMle(s: HistogramStatistics): MleResult {
+  return solveMle(
+    {
+      intervals: s.intervals,
+      changes: s.changes,
+      totalDays: s.observedDays,
+      changedIntervals: histogramPoints(s.changedHistogram),
+      unchangedDays: s.unchangedDays,
+    },
+    false,
+  )
 }
 
 /**
