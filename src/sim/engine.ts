@@ -202,53 +202,34 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
   const progressEvery = Math.max(1, horizon / 50)
   let nextProgress = progressEvery
 
-  if ((options.mode ?? policy.mode) === 'scheduled') {
-    // A re-timed page may be due in the past (periodic: last crawl + 1/ρ < now): it is crawled now.
-    let clock = 0
-    for (;;) {
-      const due = queue.peekDueDays()
-      const t = due < clock ? clock : due
-      if (nextTick <= t && nextTick <= horizon) {
-        clock = nextTick
-        policy.onTick!(nextTick, ctx)
-        tickCount++
-        nextTick = tickCount * tickDays
-        continue
-      }
-      if (t > horizon) break
-      if (t >= nextProgress) {
-        options.onProgress?.(t / horizon)
-        nextProgress += progressEvery
-      }
-      clock = t
-      crawl(queue.peek(), t)
+  // 'fleet': each crawl occupies the fleet for 1/R days and, when free, it takes the most overdue due
+  // page, so at most R × horizon crawls happen. 'scheduled': every page is crawled at its due time.
+  // Either way a re-timed page may be due in the past (periodic: last crawl + 1/ρ < now): it is
+  // crawled as soon as it can be.
+  const fleet = (options.mode ?? policy.mode) !== 'scheduled'
+  const crawlDays = fleet ? 1 / universe.budgetCrawlsPerDay : 0
+  const maxCrawls = fleet ? Math.floor(universe.budgetCrawlsPerDay * horizon) : Number.POSITIVE_INFINITY
+  let free = 0
+  let clock = 0
+  while (crawls < maxCrawls) {
+    const due = queue.peekDueDays()
+    let t = due > free ? due : free
+    if (t < clock) t = clock
+    if (nextTick <= t && nextTick <= horizon) {
+      clock = nextTick
+      policy.onTick!(nextTick, ctx)
+      tickCount++
+      nextTick = tickCount * tickDays
+      continue
     }
-  } else {
-    // Each crawl occupies the fleet for 1/R days; when free, it takes the most overdue due page.
-    const crawlDays = 1 / universe.budgetCrawlsPerDay
-    const maxCrawls = Math.floor(universe.budgetCrawlsPerDay * horizon)
-    let free = 0
-    let clock = 0
-    while (crawls < maxCrawls) {
-      const due = queue.peekDueDays()
-      let t = due > free ? due : free
-      if (t < clock) t = clock
-      if (nextTick <= t && nextTick <= horizon) {
-        clock = nextTick
-        policy.onTick!(nextTick, ctx)
-        tickCount++
-        nextTick = tickCount * tickDays
-        continue
-      }
-      if (t > horizon) break
-      if (t >= nextProgress) {
-        options.onProgress?.(t / horizon)
-        nextProgress += progressEvery
-      }
-      clock = t
-      crawl(queue.peek(), t)
-      free = t + crawlDays
+    if (t > horizon) break
+    if (t >= nextProgress) {
+      options.onProgress?.(t / horizon)
+      nextProgress += progressEvery
     }
+    clock = t
+    crawl(queue.peek(), t)
+    free = t + crawlDays
   }
 
   const { freshness, unweightedFreshness } = tracker.finish()
