@@ -15,7 +15,7 @@
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { Pool as HttpPool } from 'undici'
-import { currentEstimates, emptyEstimatorState, stepEstimators, type EstimatorState } from '../src/math/estimators/index.ts'
+import { currentEstimates, emptyEstimatorState, encodeEstimatorState, stepEstimators } from '../src/math/estimators/index.ts'
 import { DEFAULT_SETTINGS } from '../src/domain/settings.ts'
 import { estimatorSettingsOf } from '../src/domain/ingest.ts'
 import { insertMissingPages, lockPagesByUrl, writeIngestUpdates, type PageIngestUpdate } from '../src/store/pagesRepo.ts'
@@ -184,12 +184,12 @@ export function serviceSender(http: HttpPool, source: BatchSource) {
 }
 
 /** A realistic estimator state and estimates (a page with a few intervals), written by the ceiling for every page. */
-function templateState(): { state: EstimatorState; estimates: Record<string, number | null>; changesPerDay: number | null } {
+function templateState(): { stateBytes: Uint8Array; estimates: Record<string, number | null>; changesPerDay: number | null } {
   const settings = estimatorSettingsOf(DEFAULT_SETTINGS)
   let state = emptyEstimatorState()
   for (let k = 0; k < 6; k++) state = stepEstimators(state, { intervalDays: 1 / 24, changed: k % 3 === 0, ageDays: null }, settings)
   const estimates = { ...currentEstimates(state, settings) }
-  return { state, estimates, changesPerDay: estimates[DEFAULT_SETTINGS.estimator] ?? null }
+  return { stateBytes: encodeEstimatorState(state), estimates, changesPerDay: estimates[DEFAULT_SETTINGS.estimator] ?? null }
 }
 
 /**
@@ -242,7 +242,7 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
           intervalStartAt: item.crawledAt,
           lastChangedAt: changed ? item.crawledAt : (row.lastChangedAt?.toISOString() ?? null),
           lastContentHash: item.contentHash ?? null,
-          estimatorState: template.state,
+          estimatorState: template.stateBytes,
           estimates: template.estimates,
           changesPerDay: template.changesPerDay,
           crawlsPerDay: 1,

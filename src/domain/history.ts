@@ -2,13 +2,13 @@ import type pg from 'pg'
 import {
   changeClassProbabilities,
   currentEstimates,
+  decodeEstimatorState,
   emptyEstimatorState,
   exactMle,
   exactMomentMatching,
   observedDays,
   rateChangesDetected,
   schedulingHistory,
-  type EstimatorState,
 } from '../math/estimators/index.ts'
 import { currentRate } from '../math/nhpp.ts'
 import { estimateAgeCdf } from '../math/updateDistribution.ts'
@@ -104,7 +104,7 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
   const settings = settingsFromStored(await readSettingsDocument(pool))
   const estimatorSettings = estimatorSettingsOf(settings)
-  const state = (Object.keys(page.estimatorState as object).length > 0 ? page.estimatorState : emptyEstimatorState()) as EstimatorState
+  const state = decodeEstimatorState(page.estimatorState) ?? emptyEstimatorState()
   const online = currentEstimates(state, estimatorSettings)
   const history = await recentHistory(pool, pageId, HISTORY_LIMIT)
 

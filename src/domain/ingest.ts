@@ -1,7 +1,9 @@
 import type pg from 'pg'
 import {
   currentEstimates,
+  decodeEstimatorState,
   emptyEstimatorState,
+  encodeEstimatorState,
   schedulingHistory,
   stepEstimators,
   type EstimatorName,
@@ -227,7 +229,7 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
         intervalStartAtMs: row.intervalStartAtMs,
         lastChangedAtMs: row.lastChangedAtMs,
         lastContentHash: row.lastContentHash,
-        state: isEstimatorState(row.estimatorState) ? row.estimatorState : emptyEstimatorState(),
+        state: decodeEstimatorState(row.estimatorState) ?? emptyEstimatorState(),
         stepped: false,
         touched: false,
         completedLeaseId: null,
@@ -305,10 +307,6 @@ export async function ingestObservations(deps: IngestDeps, items: readonly Obser
     changesDetected: counts.changesDetected,
     pagesRegistered: counts.pagesRegistered,
   }
-}
-
-function isEstimatorState(value: unknown): value is EstimatorState {
-  return typeof value === 'object' && value !== null && Object.keys(value).length > 0
 }
 
 function observationInsert(
@@ -447,7 +445,7 @@ function pageUpdate(
     intervalStartAt: toIso(w.intervalStartAtMs),
     lastChangedAt: toIso(w.lastChangedAtMs),
     lastContentHash: w.lastContentHash,
-    estimatorState: w.stepped || isEstimatorState(w.row.estimatorState) ? w.state : {},
+    estimatorState: w.stepped || w.row.estimatorState !== null ? encodeEstimatorState(w.state) : null,
     estimates,
     changesPerDay,
     crawlsPerDay,

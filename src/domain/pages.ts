@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { Random } from '../math/random.ts'
-import { currentEstimates, ESTIMATOR_NAMES, type EstimatorState } from '../math/estimators/index.ts'
+import { currentEstimates, decodeEstimatorState, ESTIMATOR_NAMES } from '../math/estimators/index.ts'
 import {
   deletePage,
   getPageById,
@@ -247,10 +247,9 @@ export async function rescheduleAllPages(
     const rows: PageRow[] = await listPages(client, { host: null, afterId, limit: chunkSize })
     if (rows.length === 0) return total
     const schedules = rows.map((row) => {
-      const state = row.estimatorState as EstimatorState
-      const hasState = typeof state === 'object' && state !== null && Object.keys(state).length > 0
-      const estimates = hasState ? { ...currentEstimates(state, estimatorSettings) } : row.estimates
-      const changesPerDay = hasState ? (estimates[settings.estimator] ?? null) : row.changesPerDay
+      const state = decodeEstimatorState(row.estimatorState)
+      const estimates = state ? { ...currentEstimates(state, estimatorSettings) } : row.estimates
+      const changesPerDay = state ? (estimates[settings.estimator] ?? null) : row.changesPerDay
       return { id: row.id, estimates, ...retimedRow(row, changesPerDay, settings, optimizer, nowMs, random) }
     })
     await writeSchedules(client, schedules)

@@ -16,7 +16,8 @@ export interface PageRow {
   intervalStartAt: Date | null
   lastChangedAt: Date | null
   lastContentHash: string | null
-  estimatorState: unknown
+  /** The estimator state as stored (src/math/estimators/codec.ts); null before a page's first interval. */
+  estimatorState: Uint8Array | null
   estimates: Record<string, number | null>
   changesPerDay: number | null
   crawlsPerDay: number | null
@@ -89,7 +90,7 @@ export interface IngestPageRow {
   intervalStartAtMs: number | null
   lastChangedAtMs: number | null
   lastContentHash: string | null
-  estimatorState: unknown
+  estimatorState: Uint8Array | null
   estimates: Record<string, number | null>
   changesPerDay: number | null
   nextCrawlAtMs: number | null
@@ -138,7 +139,7 @@ export interface PageIngestUpdate {
   intervalStartAt: string | null
   lastChangedAt: string | null
   lastContentHash: string | null
-  estimatorState: unknown
+  estimatorState: Uint8Array | null
   estimates: Record<string, number | null>
   changesPerDay: number | null
   crawlsPerDay: number | null
@@ -155,7 +156,7 @@ export async function writeIngestUpdates(q: Queryable, updates: readonly PageIng
        first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
        interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
        last_content_hash = u."lastContentHash",
-       estimator_state = u."estimatorState", estimates = u."estimates",
+       estimator_state = decode(u."estimatorState", 'base64'), estimates = u."estimates",
        changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
        next_crawl_at = u."nextCrawlAt",
        lease_id = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_id END,
@@ -165,13 +166,16 @@ export async function writeIngestUpdates(q: Queryable, updates: readonly PageIng
      FROM jsonb_to_recordset($1::jsonb) AS u(
        "id" bigint, "crawls" int, "intervals" int, "changes" int,
        "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
-       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" jsonb, "estimates" jsonb,
+       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text, "estimates" jsonb,
        "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
        "completedLeaseId" uuid)
      WHERE p.id = u."id"`,
-    [JSON.stringify(updates)],
+    // The state travels as base64 inside the JSON batch.
+    [JSON.stringify(updates, (key, value: unknown) => (key === 'estimatorState' && value instanceof Uint8Array ? toBase64(value) : value))],
   )
 }
+
+const toBase64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
 
 export interface PageUpsert {
   url: string

@@ -10,12 +10,13 @@ import { migrate } from '../../src/store/migrate.ts'
 /**
  * A fresh, migrated database for one test file: a new database on the Postgres named by
  * DATABASE_URL when it is set (dropped afterwards), else an in-memory embedded one.
+ * `migrationsDir` migrates with the files of another directory (e.g. only the older ones).
  */
-export async function openTestDatabase(poolSize = 8): Promise<Database & { label: string }> {
+export async function openTestDatabase(poolSize = 8, migrationsDir?: string): Promise<Database & { label: string }> {
   const adminUrl = process.env.DATABASE_URL
   if (!adminUrl) {
     const db = await openDatabase({ databaseUrl: undefined, dataDir: null, poolSize: 1 })
-    await migrate(db.pool)
+    await migrate(db.pool, migrationsDir === undefined ? {} : { dir: migrationsDir })
     return { ...db, label: 'embedded' }
   }
   const name = `recrawl_test_${randomBytes(6).toString('hex')}`
@@ -26,7 +27,7 @@ export async function openTestDatabase(poolSize = 8): Promise<Database & { label
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   const db = await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolSize })
-  await migrate(db.pool)
+  await migrate(db.pool, migrationsDir === undefined ? {} : { dir: migrationsDir })
   return {
     ...db,
     label: 'postgres',

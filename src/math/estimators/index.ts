@@ -10,6 +10,7 @@ import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, sanitizeDays } from './numbers.ts'
 import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
+export { decodeEstimatorState, encodeEstimatorState } from './codec.ts'
 
 export { CHANGE_CLASSES } from './classes.ts'
 export { CHANGE_FACTOR, restartThreshold } from './adaptive.ts'
