@@ -445,7 +445,7 @@ function pageUpdate(
     intervalStartAt: toIso(w.intervalStartAtMs),
     lastChangedAt: toIso(w.lastChangedAtMs),
     lastContentHash: w.lastContentHash,
-    estimatorState: w.stepped || w.row.estimatorState !== null ? encodeEstimatorState(w.state) : null,
+    estimatorState: w.stepped ? encodeEstimatorState(w.state) : w.row.estimatorState,
     estimates,
     changesPerDay,
     crawlsPerDay,

@@ -171,7 +171,7 @@ export async function writeIngestUpdates(q: Queryable, updates: readonly PageIng
        "completedLeaseId" uuid)
      WHERE p.id = u."id"`,
     // The state travels as base64 inside the JSON batch.
-    [JSON.stringify(updates, (key, value: unknown) => (key === 'estimatorState' && value instanceof Uint8Array ? toBase64(value) : value))],
+    [JSON.stringify(updates.map((u) => ({ ...u, estimatorState: u.estimatorState === null ? null : toBase64(u.estimatorState) })))],
   )
 }
 

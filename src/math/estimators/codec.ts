@@ -20,7 +20,9 @@ import { readEstimatorState, type EstimatorState } from './state.ts'
 
 export const STATE_LAYOUT_VERSION = 1
 
-const nullable = (x: number | null): number => (x === null ? Number.NaN : x)
+function nullable(x: number | null): number {
+  return x === null ? Number.NaN : x
+}
 
 function pushHistogram(out: number[], bins: readonly HistogramBin[]): void {
   out.push(bins.length)
@@ -56,48 +58,66 @@ export function encodeEstimatorState(state: EstimatorState): Uint8Array {
   pushHistogram(values, g.changedHistogram)
   const bytes = new Uint8Array(values.length * 8)
   const view = new DataView(bytes.buffer)
-  values.forEach((v, i) => view.setFloat64(i * 8, v, false))
+  for (let i = 0; i < values.length; i++) view.setFloat64(i * 8, values[i]!, false)
   return bytes
+}
+
+/** Reads the float64 slots of stored bytes in order; past the end every slot is NaN. */
+class SlotReader {
+  private at = 0
+  private readonly view: DataView
+  private readonly count: number
+  constructor(bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.count = Math.floor(bytes.byteLength / 8)
+  }
+  get done(): boolean {
+    return this.at >= this.count
+  }
+  next(): number {
+    return this.at < this.count ? this.view.getFloat64(8 * this.at++, false) : Number.NaN
+  }
+  nullable(): number | null {
+    const x = this.next()
+    return Number.isNaN(x) ? null : x
+  }
+  list(length: number, width: number): number[][] {
+    const rows: number[][] = []
+    for (let i = 0; i < length && !this.done; i++) {
+      const row: number[] = []
+      for (let k = 0; k < width; k++) row.push(this.next())
+      rows.push(row)
+    }
+    return rows
+  }
 }
 
 /** The state stored as `bytes`; null when there are none (a page never crawled twice). */
 export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState | null {
   if (bytes === null || bytes.length < 8) return null
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const count = Math.floor(bytes.length / 8)
-  let at = 0
-  const next = (): number => (at < count ? view.getFloat64(8 * at++, false) : Number.NaN)
-  const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x)
-  const histogram = (): number[][] => {
-    const b = next()
-    const bins: number[][] = []
-    for (let i = 0; i < b && at < count; i++) bins.push([next(), next(), next(), next()])
-    return bins
-  }
-  if (next() !== STATE_LAYOUT_VERSION) return null
-  const intervals = next()
-  const changes = next()
-  const observedDays = next()
-  const saChangesPerDay = orNull(next())
-  const unchangedDays = next()
-  const lastModified = { crawls: next(), changes: next(), exposureDays: next() }
-  const k = next()
-  const classLogProbabilities: number[] = []
-  for (let i = 0; i < k && at < count; i++) classLogProbabilities.push(next())
-  const segmentIntervals = next()
+  const r = new SlotReader(bytes)
+  if (r.next() !== STATE_LAYOUT_VERSION) return null
+  const intervals = r.next()
+  const changes = r.next()
+  const observedDays = r.next()
+  const saChangesPerDay = r.nullable()
+  const unchangedDays = r.next()
+  const lastModified = { crawls: r.next(), changes: r.next(), exposureDays: r.next() }
+  const classLogProbabilities = r.list(r.next(), 1).map((row) => row[0]!)
+  const segmentIntervals = r.next()
   const segment = {
     intervals: segmentIntervals,
-    changes: next(),
-    observedDays: next(),
-    unchangedDays: next(),
-    cusumUp: next(),
-    cusumDown: next(),
-    changesPerDay: orNull(next()),
-    restarts: next(),
+    changes: r.next(),
+    observedDays: r.next(),
+    unchangedDays: r.next(),
+    cusumUp: r.next(),
+    cusumDown: r.next(),
+    changesPerDay: r.nullable(),
+    restarts: r.next(),
   }
-  const changedHistogram = histogram()
-  const unchangedHistogram = histogram()
-  const segmentHistogram = histogram()
+  const changedHistogram = r.list(r.next(), 4)
+  const unchangedHistogram = r.list(r.next(), 4)
+  const segmentHistogram = r.list(r.next(), 4)
   return readEstimatorState({
     v: 1,
     intervals,

@@ -60,6 +60,9 @@ export function emptyEstimatorState(): EstimatorState {
   })
 }
 
+/** Change classes of MATH.md 1.9, one log-probability each. */
+const CLASS_COUNT = uniformClassLogProbabilities().length
+
 const finiteOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback
 const nonNegative = (value: unknown): number => Math.max(0, finiteOr(value, 0))
@@ -80,9 +83,8 @@ function readHistogram(value: unknown): HistogramBin[] {
  * fields are replaced by their empty values instead of turning into NaN further on.
  */
 export function readEstimatorState(state: unknown): EstimatorState {
-  if (typeof state === 'object' && state !== null && WELL_FORMED.has(state)) return state as EstimatorState
-  const empty = emptyEstimatorState()
-  if (typeof state !== 'object' || state === null) return empty
+  if (typeof state !== 'object' || state === null) return emptyEstimatorState()
+  if (WELL_FORMED.has(state)) return state as EstimatorState
   const s = state as Partial<Record<keyof EstimatorState, unknown>>
   const lm = (typeof s.lastModified === 'object' && s.lastModified !== null ? s.lastModified : {}) as Record<string, unknown>
   const logs = Array.isArray(s.classLogProbabilities) ? s.classLogProbabilities : []
@@ -101,7 +103,7 @@ export function readEstimatorState(state: unknown): EstimatorState {
     changedHistogram,
     unchangedHistogram: readHistogram(s.unchangedHistogram),
     lastModified: { crawls: nonNegative(lm.crawls), changes: nonNegative(lm.changes), exposureDays: nonNegative(lm.exposureDays) },
-    classLogProbabilities: empty.classLogProbabilities.map((_, i) => Math.min(0, finiteOr(logs[i], 0))),
+    classLogProbabilities: Array.from({ length: CLASS_COUNT }, (_, i) => Math.min(0, finiteOr(logs[i], 0))),
     // A state stored before segments existed: the whole history is the first segment.
     segment:
       typeof s.segment === 'object' && s.segment !== null
