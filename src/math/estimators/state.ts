@@ -1,6 +1,6 @@
 /**
  * The per-page estimator state: O(1) sufficient statistics for every estimator of MATH.md 1,
- * stored as jsonb. Every number in it is finite.
+ * stored as bytes (codec.ts). Every number in it is finite.
  */
 import { emptySegment, type SegmentState } from './adaptive.ts'
 import { uniformClassLogProbabilities } from './classes.ts'
@@ -79,7 +79,7 @@ function readHistogram(value: unknown): HistogramBin[] {
 }
 
 /**
- * A well-formed copy of a stored state. States come back from jsonb, so missing or malformed
+ * A well-formed copy of a stored state. States come back from storage (codec.ts), so missing or malformed
  * fields are replaced by their empty values instead of turning into NaN further on.
  */
 export function readEstimatorState(state: unknown): EstimatorState {
