@@ -10,28 +10,11 @@ import { join } from 'node:path'
 import {
   currentEstimates,
   decodeEstimatorState,
-  emptyEstimatorState,
   readEstimatorState,
-  stepEstimators,
-  type EstimatorState,
 } from '../../src/math/estimators/index.ts'
-import { createRandom } from '../../src/math/random.ts'
+import { jumpingHistory, SETTINGS } from '../unit/math/estimatorsHelpers.ts'
 import { MIGRATIONS_DIR, migrate } from '../../src/store/migrate.ts'
 import { openTestDatabase } from '../helpers/testApp.ts'
-
-const SETTINGS = { llnAlpha: '1/k' as const, saGamma: 0.75, defaultChangesPerDay: 1, minChangesPerDay: 0, maxChangesPerDay: 1e5 }
-
-function history(seed: number, crawls: number): EstimatorState {
-  const random = createRandom(seed)
-  let state = emptyEstimatorState()
-  for (let k = 0; k < crawls; k++) {
-    const rate = k < crawls / 2 ? 0.2 : 4
-    const intervalDays = 0.05 + 2 * random.next()
-    const ageDays = k % 3 === 0 ? random.next() * intervalDays : null
-    state = stepEstimators(state, { intervalDays, changed: random.next() < -Math.expm1(-rate * intervalDays), ageDays }, SETTINGS)
-  }
-  return state
-}
 
 describe('migration 0006: jsonb estimator states become bytes', () => {
   let db: Awaited<ReturnType<typeof openTestDatabase>>
@@ -50,8 +33,8 @@ describe('migration 0006: jsonb estimator states become bytes', () => {
   })
 
   it('converts every state value for value, a state without segment keeps the whole history as one, and {} becomes NULL', async () => {
-    const states = Array.from({ length: 40 }, (_, i) => history(i + 1, (i * 5) % 80 + 1))
-    const legacy = history(99, 25) as Record<string, unknown>
+    const states = Array.from({ length: 40 }, (_, i) => jumpingHistory(i + 1, (i * 5) % 80 + 1))
+    const legacy = jumpingHistory(99, 25) as Record<string, unknown>
     const { segment: _dropped, ...withoutSegment } = legacy
     const stored: unknown[] = [...states, withoutSegment, {}]
     for (const [i, state] of stored.entries()) {

@@ -7,34 +7,16 @@ import assert from 'node:assert/strict'
 import {
   currentEstimates,
   decodeEstimatorState,
-  emptyEstimatorState,
   encodeEstimatorState,
   readEstimatorState,
-  stepEstimators,
-  type EstimatorState,
 } from '../../../src/math/estimators/index.ts'
 import { createRandom } from '../../../src/math/random.ts'
-
-const SETTINGS = { llnAlpha: '1/k' as const, saGamma: 0.75, defaultChangesPerDay: 1, minChangesPerDay: 0, maxChangesPerDay: 1e5 }
-
-/** A page crawled `crawls` times at random intervals, its rate jumping tenfold half way (so segments restart). */
-function history(seed: number, crawls: number): EstimatorState {
-  const random = createRandom(seed)
-  let state = emptyEstimatorState()
-  for (let k = 0; k < crawls; k++) {
-    const rate = k < crawls / 2 ? 0.3 : 3
-    const intervalDays = 0.05 + 3 * random.next()
-    const changed = random.next() < -Math.expm1(-rate * intervalDays)
-    const ageDays = k % 4 === 0 ? random.next() * intervalDays : null
-    state = stepEstimators(state, { intervalDays, changed, ageDays }, SETTINGS)
-  }
-  return state
-}
+import { jumpingHistory, SETTINGS } from './estimatorsHelpers.ts'
 
 test('encode → decode gives the same state and the same estimates, bit for bit (200 histories, 0–120 crawls)', () => {
   let restarted = 0
   for (let seed = 1; seed <= 200; seed++) {
-    const state = history(seed, (seed * 7) % 121)
+    const state = jumpingHistory(seed, (seed * 7) % 121)
     const decoded = decodeEstimatorState(encodeEstimatorState(state))
     assert.ok(decoded)
     assert.deepEqual(decoded, readEstimatorState(state))
@@ -45,7 +27,7 @@ test('encode → decode gives the same state and the same estimates, bit for bit
 })
 
 test('the bytes are smaller than the JSON the state used to be stored as', () => {
-  const state = history(3, 40)
+  const state = jumpingHistory(3, 40)
   assert.ok(encodeEstimatorState(state).length < JSON.stringify(state).length * 0.9)
 })
 
@@ -53,19 +35,19 @@ test('no bytes, too few bytes or another layout version read as no state', () =>
   assert.equal(decodeEstimatorState(null), null)
   assert.equal(decodeEstimatorState(new Uint8Array(0)), null)
   assert.equal(decodeEstimatorState(new Uint8Array(5)), null)
-  const bytes = encodeEstimatorState(history(4, 10))
+  const bytes = encodeEstimatorState(jumpingHistory(4, 10))
   new DataView(bytes.buffer).setFloat64(0, 2, false)
   assert.equal(decodeEstimatorState(bytes), null)
 })
 
 test('truncated or corrupted bytes give a well-formed state: every estimate finite or null', () => {
-  const bytes = encodeEstimatorState(history(5, 30))
+  const bytes = encodeEstimatorState(jumpingHistory(5, 30))
   const random = createRandom(9)
   for (let trial = 0; trial < 200; trial++) {
     const copy = bytes.slice(0, 8 + Math.floor(random.next() * (bytes.length - 8)))
     const view = new DataView(copy.buffer)
     if (trial % 2 === 0 && copy.length >= 16) {
-      const slot = 1 + Math.floor(random.next() * (copy.length / 8 - 1))
+      const slot = 1 + Math.floor(random.next() * (Math.floor(copy.length / 8) - 1))
       view.setFloat64(8 * slot, [Number.NaN, -1, 1e300, Number.POSITIVE_INFINITY][trial % 4]!, false)
     }
     const decoded = decodeEstimatorState(copy)

@@ -1,5 +1,5 @@
 /** Seeded crawl histories with known truth, shared by the estimator tests. */
-import type { Random } from '../../../src/math/random.ts'
+import { createRandom, type Random } from '../../../src/math/random.ts'
 import {
   emptyEstimatorState,
   stepEstimators,
@@ -72,4 +72,22 @@ export function numbersIn(value: unknown): number[] {
   if (Array.isArray(value)) return value.flatMap(numbersIn)
   if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(numbersIn)
   return []
+}
+
+/**
+ * The state of a page crawled `crawls` times at random intervals (0.05–3.05 days), whose rate jumps
+ * from `before` to `after` changes/day half way (so mleAdaptive's segment may restart), with a
+ * Last-Modified age on every third crawl: a state with every part filled, for storage tests.
+ */
+export function jumpingHistory(seed: number, crawls: number, before = 0.3, after = 3): EstimatorState {
+  const random = createRandom(seed)
+  let state = emptyEstimatorState()
+  for (let k = 0; k < crawls; k++) {
+    const rate = k < crawls / 2 ? before : after
+    const intervalDays = 0.05 + 3 * random.next()
+    const changed = random.next() < -Math.expm1(-rate * intervalDays)
+    const ageDays = k % 3 === 0 ? random.next() * intervalDays : null
+    state = stepEstimators(state, { intervalDays, changed, ageDays }, SETTINGS)
+  }
+  return state
 }
