@@ -1,4 +1,5 @@
 # recrawl: multi-stage build on Node 24 LTS; the runtime image runs as the unprivileged `node` user.
+# The build context is limited by .dockerignore to the files copied here.
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -10,7 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+RUN npm run build
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -24,7 +25,10 @@ COPY package.json ./
 COPY migrations ./migrations
 COPY openapi ./openapi
 COPY web ./web
-RUN mkdir -p /data && chown node:node /data
+COPY datasets ./datasets
+# `recrawl <command>` on the PATH (docker exec … recrawl create-key …); /data holds the embedded database.
+RUN chmod +x dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/recrawl \
+ && mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8080
 VOLUME ["/data"]
