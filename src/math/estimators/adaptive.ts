@@ -1,8 +1,8 @@
 /**
- * The MLE of MATH.md 1.5 over the current segment of a page's history: the intervals since the
+ * The MLE of docs/math.md 1.5 over the current segment of a page's history: the intervals since the
  * last detected change of its rate (`mleAdaptive`).
  *
- * A page's rate can jump (MATH.md 2.1): the MLE over the whole history then follows only as fast
+ * A page's rate can jump (docs/math.md 2.1): the MLE over the whole history then follows only as fast
  * as new intervals outweigh old ones, so a page that became ten times faster keeps its old rate
  * for weeks, and a page that slowed down is given up on its old one. Two one-sided CUSUM tests
  * (Page 1954) watch every interval for a rate `CHANGE_FACTOR` times above or below the segment's
@@ -24,11 +24,23 @@ export const CHANGE_FACTOR = 4
 /** h(0): the CUSUM threshold, in nats, of a new segment. */
 export const THRESHOLD_BASE = 3
 /** h grows by this many nats per e-fold of segment length (2: false restarts ∝ n^{−2}). */
-export const THRESHOLD_GROWTH = 2
+const THRESHOLD_GROWTH = 2
 /** Segment length, in intervals, at which the growth starts to count. */
-export const THRESHOLD_SCALE = 10
+const THRESHOLD_SCALE = 10
 /** A segment is tested only once it has this many intervals (before that its estimate is too rough). */
-export const MIN_SEGMENT_INTERVALS = 3
+const MIN_SEGMENT_INTERVALS = 3
+/**
+ * One interval adds at most this share of the threshold to a CUSUM sum, and an interval whose evidence
+ * is capped cannot raise the alarm itself (cusumStep): under Poisson changes one long unchanged
+ * interval is overwhelming evidence of a lower rate (its log-likelihood ratio grows with its length),
+ * but bursty pages have such gaps as a matter of course, and one of them should move the estimate by
+ * what the whole segment's likelihood says, not replace the segment.
+ */
+const MAX_INTERVAL_SHARE = 0.5
+/** Consecutive intervals per block of the dispersion estimate. */
+const DISPERSION_BLOCK_INTERVALS = 8
+/** Pseudo-blocks that pull the dispersion estimate towards 1 (independent intervals) on short segments. */
+const DISPERSION_PRIOR_BLOCKS = 3
 
 export interface SegmentState {
   /** n, X, T and Σ unchanged days of the segment (as for the whole history, see state.ts). */
@@ -44,6 +56,18 @@ export interface SegmentState {
   changesPerDay: number | null
   /** Segments started after a detected change, over the page's life. */
   restarts: number
+  /** The open block: its intervals, changes, and Σ p and Σ p(1 − p) of its intervals. */
+  blockIntervals: number
+  blockChanges: number
+  blockExpected: number
+  blockVariance: number
+  /** Complete blocks of the segment, Σ (X_b − E_b)² and Σ V_b over them (see blockDispersion). */
+  blocks: number
+  squaredResiduals: number
+  variances: number
+  /** The dispersion each test divides its evidence by, as of the last time its sum was 0 (≥ 1). */
+  dispersionUp: number
+  dispersionDown: number
 }
 
 export function emptySegment(restarts = 0): SegmentState {
@@ -57,7 +81,48 @@ export function emptySegment(restarts = 0): SegmentState {
     cusumDown: 0,
     changesPerDay: null,
     restarts,
+    blockIntervals: 0,
+    blockChanges: 0,
+    blockExpected: 0,
+    blockVariance: 0,
+    blocks: 0,
+    squaredResiduals: 0,
+    variances: 0,
+    dispersionUp: 1,
+    dispersionDown: 1,
   }
+}
+
+/**
+ * How much more the number of changes in a block of DISPERSION_BLOCK_INTERVALS consecutive intervals
+ * varies than independent intervals would make it vary, as a ratio ≥ 1. A bursty page's changes cluster,
+ * so each interval carries less evidence about the rate than an independent one, and the tests divide
+ * their evidence by this index of dispersion: Σ_b (X_b − E_b)² / Σ_b V_b over the segment's complete
+ * blocks, with E_b = Σ p and V_b = Σ p(1 − p) from each interval's change probability p at the estimate
+ * of the time, and DISPERSION_PRIOR_BLOCKS blocks of ratio 1 added. On Poisson pages it stays near 1.
+ */
+function blockDispersion(segment: Pick<SegmentState, 'squaredResiduals' | 'variances' | 'blocks'>): number {
+  const prior = (DISPERSION_PRIOR_BLOCKS * segment.variances) / Math.max(1, segment.blocks)
+  if (!(prior > 0)) return 1
+  return Math.max(1, (segment.squaredResiduals + prior) / (segment.variances + prior))
+}
+
+/**
+ * One CUSUM step: the sum plus the interval's evidence, floored at 0. Evidence above `cap` is an
+ * outlier (one interval that alone would carry the test most of the way): it counts only up to the cap
+ * and cannot raise the alarm itself, so the sum stays at most at the threshold, and only a further
+ * interval that agrees with it can restart the segment.
+ */
+function cusumStep(sum: number, evidence: number, cap: number, threshold: number): number {
+  if (evidence > cap) return Math.min(threshold, Math.max(0, sum + cap))
+  return Math.max(0, sum + evidence)
+}
+
+type BlockStatistics = Pick<SegmentState, 'blockIntervals' | 'blockChanges' | 'blockExpected' | 'blockVariance' | 'blocks' | 'squaredResiduals' | 'variances'>
+
+function pick(s: SegmentState): BlockStatistics {
+  const { blockIntervals, blockChanges, blockExpected, blockVariance, blocks, squaredResiduals, variances } = s
+  return { blockIntervals, blockChanges, blockExpected, blockVariance, blocks, squaredResiduals, variances }
 }
 
 /** The CUSUM threshold for a segment of n intervals, in nats. */
@@ -85,14 +150,41 @@ export function stepSegment(segment: SegmentState, intervalDays: number, changed
   let up = s.cusumUp
   let down = s.cusumDown
   const rate = s.changesPerDay
+  // Each test's dispersion is frozen while its sum is above 0: the clustered outcomes of a real change of
+  // rate are the evidence of that change, not burstiness.
+  const current = blockDispersion(s)
+  let dispersionUp = up === 0 ? current : s.dispersionUp
+  let dispersionDown = down === 0 ? current : s.dispersionDown
+  const blocks = { ...pick(s) }
+  if (rate !== null && rate > 0) {
+    const p = -Math.expm1(-rate * intervalDays)
+    blocks.blockIntervals++
+    blocks.blockChanges += changed ? 1 : 0
+    blocks.blockExpected += p
+    blocks.blockVariance += p * (1 - p)
+    if (blocks.blockIntervals >= DISPERSION_BLOCK_INTERVALS) {
+      const residual = blocks.blockChanges - blocks.blockExpected
+      blocks.blocks++
+      blocks.squaredResiduals += residual * residual
+      blocks.variances += blocks.blockVariance
+      blocks.blockIntervals = 0
+      blocks.blockChanges = 0
+      blocks.blockExpected = 0
+      blocks.blockVariance = 0
+    }
+  }
   if (s.intervals >= MIN_SEGMENT_INTERVALS && rate !== null && rate > 0) {
-    up = Math.max(0, up + intervalLogLikelihoodRatio(rate, rate * CHANGE_FACTOR, intervalDays, changed))
-    down = Math.max(0, down + intervalLogLikelihoodRatio(rate, rate / CHANGE_FACTOR, intervalDays, changed))
     const threshold = restartThreshold(s.intervals)
+    const cap = MAX_INTERVAL_SHARE * threshold
+    up = cusumStep(up, intervalLogLikelihoodRatio(rate, rate * CHANGE_FACTOR, intervalDays, changed) / dispersionUp, cap, threshold)
+    down = cusumStep(down, intervalLogLikelihoodRatio(rate, rate / CHANGE_FACTOR, intervalDays, changed) / dispersionDown, cap, threshold)
     if (up > threshold || down > threshold) {
       s = emptySegment(s.restarts + 1)
       up = 0
       down = 0
+      dispersionUp = 1
+      dispersionDown = 1
+      Object.assign(blocks, pick(s))
     }
   }
   const next: SegmentState = {
@@ -105,6 +197,9 @@ export function stepSegment(segment: SegmentState, intervalDays: number, changed
     cusumDown: down,
     changesPerDay: null,
     restarts: s.restarts,
+    ...blocks,
+    dispersionUp,
+    dispersionDown,
   }
   next.changesPerDay = histogramMle(next).changesPerDay
   return next

@@ -1,9 +1,9 @@
 /**
- * Bayesian categorisation into change classes (MATH.md 1.9), uniform prior, in log space.
+ * Bayesian categorisation into change classes (docs/math.md 1.9), uniform prior, in log space.
  */
 
 /** Candidate classes with their rates in changes per day. */
-export const CHANGE_CLASSES: readonly { name: string; changesPerDay: number }[] = Object.freeze([
+const CHANGE_CLASSES: readonly { name: string; changesPerDay: number }[] = Object.freeze([
   Object.freeze({ name: 'hourly', changesPerDay: 24 }),
   Object.freeze({ name: 'daily', changesPerDay: 1 }),
   Object.freeze({ name: 'weekly', changesPerDay: 1 / 7 }),
@@ -15,7 +15,7 @@ export const CHANGE_CLASSES: readonly { name: string; changesPerDay: number }[] 
  * Floor of the stored log-probabilities (after subtracting the maximum). e^{−1000} is zero for any
  * use, and the floor keeps the numbers bounded on long histories.
  */
-export const CLASS_LOG_PROBABILITY_FLOOR = -1000
+const CLASS_LOG_PROBABILITY_FLOOR = -1000
 /**
  * A changed interval of zero length is impossible under every class; its likelihood ratio tends to
  * λ_c/λ_c', which evaluating at this length (days, ~0.1 ms) reproduces while staying finite.

@@ -11,14 +11,20 @@
  *   segment: intervals (NaN: no segment stored, the whole history is the segment), changes,
  *            observedDays, unchangedDays, cusumUp, cusumDown, changesPerDay, restarts,
  *   then three histograms (changed, unchanged, segment's changed), each as its bin count b and
- *   b × (bucket, count, sumDays, sumSquaresDays).
- * Decoding goes through readEstimatorState, so bytes that are short or malformed give empty fields,
- * never NaN further on.
+ *   b × (bucket, count, sumDays, sumSquaresDays);
+ *   version 2 appends: ageShape (NaN: Poisson), ageShapeRateRatio, ageShapeFitIntervals, a fourth
+ *   histogram (ages at crawls), and the segment's dispersion statistics: blockIntervals, blockChanges,
+ *   blockExpected, blockVariance, blocks, squaredResiduals, variances, dispersionUp, dispersionDown.
+ * Version 1 bytes, stored before shape fits, still decode: their shape fields are empty (Poisson, never
+ * fitted) and the page is fitted when next due. Decoding goes through readEstimatorState, so bytes that
+ * are short or malformed give empty fields, never NaN further on.
  */
 import type { HistogramBin } from './histogram.ts'
 import { readEstimatorState, type EstimatorState } from './state.ts'
 
-export const STATE_LAYOUT_VERSION = 1
+const STATE_LAYOUT_VERSION = 2
+/** Layouts that decode: 1 (without the shape fit's fields) and the current one. */
+const READABLE_VERSIONS: ReadonlySet<number> = new Set([1, 2])
 
 function nullable(x: number | null): number {
   return x === null ? Number.NaN : x
@@ -56,6 +62,9 @@ export function encodeEstimatorState(state: EstimatorState): Uint8Array {
   pushHistogram(values, s.changedHistogram)
   pushHistogram(values, s.unchangedHistogram)
   pushHistogram(values, g.changedHistogram)
+  values.push(nullable(s.ageShape), s.ageShapeRateRatio, s.ageShapeFitIntervals)
+  pushHistogram(values, s.ageHistogram)
+  values.push(g.blockIntervals, g.blockChanges, g.blockExpected, g.blockVariance, g.blocks, g.squaredResiduals, g.variances, g.dispersionUp, g.dispersionDown)
   const bytes = new Uint8Array(values.length * 8)
   const view = new DataView(bytes.buffer)
   for (let i = 0; i < values.length; i++) view.setFloat64(i * 8, values[i]!, false)
@@ -96,7 +105,8 @@ class SlotReader {
 export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState | null {
   if (bytes === null || bytes.length < 8) return null
   const r = new SlotReader(bytes)
-  if (r.next() !== STATE_LAYOUT_VERSION) return null
+  const version = r.next()
+  if (!READABLE_VERSIONS.has(version)) return null
   const intervals = r.next()
   const changes = r.next()
   const observedDays = r.next()
@@ -118,6 +128,24 @@ export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState |
   const changedHistogram = r.list(r.next(), 4)
   const unchangedHistogram = r.list(r.next(), 4)
   const segmentHistogram = r.list(r.next(), 4)
+  const shapeFields =
+    version >= 2
+      ? { ageShape: r.nullable(), ageShapeRateRatio: r.next(), ageShapeFitIntervals: r.next(), ageHistogram: r.list(r.next(), 4) }
+      : {}
+  const runs =
+    version >= 2
+      ? {
+          blockIntervals: r.next(),
+          blockChanges: r.next(),
+          blockExpected: r.next(),
+          blockVariance: r.next(),
+          blocks: r.next(),
+          squaredResiduals: r.next(),
+          variances: r.next(),
+          dispersionUp: r.next(),
+          dispersionDown: r.next(),
+        }
+      : {}
   return readEstimatorState({
     v: 1,
     intervals,
@@ -129,6 +157,7 @@ export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState |
     unchangedHistogram,
     lastModified,
     classLogProbabilities,
-    ...(Number.isNaN(segmentIntervals) ? {} : { segment: { ...segment, changedHistogram: segmentHistogram } }),
+    ...(Number.isNaN(segmentIntervals) ? {} : { segment: { ...segment, ...runs, changedHistogram: segmentHistogram } }),
+    ...shapeFields,
   })
 }

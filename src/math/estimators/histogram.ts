@@ -1,6 +1,7 @@
+import { MINUTES_PER_DAY } from '../units.ts'
 /**
- * Log-spaced interval histograms: the O(1)-storage summary behind the online MLE (MATH.md 1.5)
- * and the online moment matching (MATH.md 1.6).
+ * Log-spaced interval histograms: the O(1)-storage summary behind the online MLE (docs/math.md 1.5)
+ * and the online moment matching (docs/math.md 1.6).
  *
  * Each bucket keeps count, Σ τ and Σ τ² (τ in days). A sum Σ g(τ_k) over the bucket is evaluated
  * at two points m ± s (m the bucket mean, s the bucket standard deviation), each carrying half the
@@ -10,11 +11,11 @@
  */
 
 /** Lower edge of the first bucket: one minute, in days. Shorter intervals go to bucket 0. */
-export const HISTOGRAM_MIN_DAYS = 1 / 1440
+const HISTOGRAM_MIN_DAYS = 1 / MINUTES_PER_DAY
 /** Upper edge of the last bucket: two years, in days. Longer intervals go to the last bucket. */
-export const HISTOGRAM_MAX_DAYS = 730
+const HISTOGRAM_MAX_DAYS = 730
 /** 48 buckets: each spans a factor (730 · 1440)^(1/48) ≈ 1.34 of interval length. */
-export const HISTOGRAM_BUCKETS = 48
+const HISTOGRAM_BUCKETS = 48
 
 const LOG_MIN = Math.log(HISTOGRAM_MIN_DAYS)
 const LOG_SPAN = Math.log(HISTOGRAM_MAX_DAYS) - LOG_MIN
@@ -28,7 +29,7 @@ export interface WeightedInterval {
   weight: number
 }
 
-export function bucketOf(intervalDays: number): number {
+function bucketOf(intervalDays: number): number {
   if (!(intervalDays > HISTOGRAM_MIN_DAYS)) return 0
   const index = Math.floor((HISTOGRAM_BUCKETS * (Math.log(intervalDays) - LOG_MIN)) / LOG_SPAN)
   return Math.min(HISTOGRAM_BUCKETS - 1, Math.max(0, index))
@@ -53,13 +54,6 @@ export function addToHistogram(bins: readonly HistogramBin[], intervalDays: numb
   }
   if (!inserted) out.push([bucket, 1, intervalDays, intervalDays * intervalDays])
   return out
-}
-
-/** Total count of a histogram. */
-export function histogramCount(bins: readonly HistogramBin[]): number {
-  let count = 0
-  for (const bin of bins) count += bin[1]
-  return count
 }
 
 /**

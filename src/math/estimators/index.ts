@@ -1,5 +1,5 @@
 /**
- * Online change-rate estimators (MATH.md section 1): one O(1) step per crawl interval, and every
+ * Online change-rate estimators (docs/math.md section 1): one O(1) step per crawl interval, and every
  * estimate derived from the stored sufficient statistics.
  */
 import { segmentShortestChangedIntervalDays, stepSegment } from './adaptive.ts'
@@ -9,36 +9,38 @@ import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histo
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, sanitizeDays } from './numbers.ts'
+import { fitShape, shapeFitDue } from './renewalFit.ts'
 import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
+import { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
 export { decodeEstimatorState, encodeEstimatorState } from './codec.ts'
 
-export { CHANGE_CLASSES } from './classes.ts'
-export { CHANGE_FACTOR, restartThreshold } from './adaptive.ts'
-export { exactMle, exactMomentMatching, type ChangeInterval, type MleResult } from './mle.ts'
-export { correctedChangeCount } from './lastModified.ts'
+export { exactMle, exactMomentMatching, type ChangeInterval } from './mle.ts'
 export { emptyEstimatorState, intervalCount, changeCount, observedDays, readEstimatorState, type EstimatorState } from './state.ts'
-export { HISTOGRAM_BUCKETS, HISTOGRAM_MAX_DAYS, HISTOGRAM_MIN_DAYS, type HistogramBin } from './histogram.ts'
-export { SOLVER_MAX_CHANGES_PER_DAY, SOLVER_MIN_CHANGES_PER_DAY } from './solve.ts'
-export { MAX_INTERVAL_DAYS } from './numbers.ts'
-export type { LlnAlpha }
+export { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
 
-export type EstimatorName = 'naive' | 'lln' | 'sa' | 'mle' | 'mleAdaptive' | 'momentMatching' | 'choGm' | 'lastModified'
+/**
+ * Every online estimator by name, with the docs/math.md section that defines it: the one list of
+ * estimator names. EstimatorName, ESTIMATOR_NAMES, the settings enum and the API derive from it.
+ */
+export const ESTIMATOR_SECTIONS = Object.freeze({
+  naive: '1.1',
+  lln: '1.2',
+  sa: '1.3',
+  mle: '1.5',
+  mleAdaptive: '1.5, 2',
+  momentMatching: '1.6',
+  choGm: '1.7',
+  lastModified: '1.8',
+} as const)
 
-export const ESTIMATOR_NAMES: readonly EstimatorName[] = Object.freeze([
-  'naive',
-  'lln',
-  'sa',
-  'mle',
-  'mleAdaptive',
-  'momentMatching',
-  'choGm',
-  'lastModified',
-] as const)
+export type EstimatorName = keyof typeof ESTIMATOR_SECTIONS
+
+export const ESTIMATOR_NAMES: readonly EstimatorName[] = Object.freeze(Object.keys(ESTIMATOR_SECTIONS) as EstimatorName[])
 
 export interface EstimatorSettings {
-  /** α_k of the LLN estimator (MATH.md 1.2). */
+  /** α_k of the LLN estimator (docs/math.md 1.2). */
   llnAlpha: LlnAlpha
-  /** γ of the SA step size η_k = 1/(k+1)^γ (MATH.md 1.3). */
+  /** γ of the SA step size η_k = 1/(k+1)^γ (docs/math.md 1.3). */
   saGamma: number
   /** y_0 of the SA estimator, in changes per day. */
   defaultChangesPerDay: number
@@ -54,7 +56,7 @@ export interface IntervalObservation {
   ageDays: number | null
 }
 
-export type Estimates = Record<EstimatorName, number | null>
+type Estimates = Record<EstimatorName, number | null>
 
 /**
  * Applies one interval to every estimator; returns a new state (the input is not modified).
@@ -71,7 +73,8 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
   const observed = s.observedDays + days
   const y0 = s.saChangesPerDay ?? settings.defaultChangesPerDay
   const age = obs.ageDays
-  return wellFormed({
+  const knownAge = typeof age === 'number' && !Number.isNaN(age) ? sanitizeDays(age) : null
+  const next: EstimatorState = {
     v: 1,
     intervals,
     changes: s.changes + (changed ? 1 : 0),
@@ -80,19 +83,53 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
     unchangedDays: s.unchangedDays + (changed ? 0 : days),
     changedHistogram: changed ? addToHistogram(s.changedHistogram, days) : s.changedHistogram,
     unchangedHistogram: changed ? s.unchangedHistogram : addToHistogram(s.unchangedHistogram, days),
-    lastModified:
-      typeof age === 'number' && !Number.isNaN(age) ? stepLastModified(s.lastModified, days, sanitizeDays(age)) : s.lastModified,
+    lastModified: knownAge === null ? s.lastModified : stepLastModified(s.lastModified, days, knownAge),
     classLogProbabilities: stepClassLogProbabilities(s.classLogProbabilities, days, changed),
     segment: stepSegment(s.segment, days, changed),
-  })
+    ageHistogram: knownAge === null ? s.ageHistogram : addToHistogram(s.ageHistogram, knownAge),
+    ageShape: s.ageShape,
+    ageShapeRateRatio: s.ageShapeRateRatio,
+    ageShapeFitIntervals: s.ageShapeFitIntervals,
+  }
+  if (shapeFitDue(intervals, s.ageShapeFitIntervals)) {
+    const mle = histogramMle(next).changesPerDay ?? settings.defaultChangesPerDay
+    const fit = fitShape(
+      {
+        intervals,
+        changes: next.changes,
+        changedHistogram: next.changedHistogram,
+        unchangedHistogram: next.unchangedHistogram,
+        ageHistogram: next.ageHistogram,
+        agedCrawls: next.lastModified.crawls,
+      },
+      mle,
+    )
+    const poisson = fit.shape === Number.POSITIVE_INFINITY
+    next.ageShape = poisson ? null : fit.shape
+    next.ageShapeRateRatio = poisson ? 1 : fit.changesPerDay / mle
+    next.ageShapeFitIntervals = intervals
+  }
+  return wellFormed(next)
 }
 
-/** The online MLE of MATH.md 1.5 (histogram of changed intervals), unclipped, with its smoothing flag. */
+/**
+ * The page's age law for the distribution-aware objective (docs/math.md 3.5; renewalFit.ts): the fitted
+ * shape β, and the fitted law's rate scaled by how far the scheduling estimate `changesPerDay` has moved
+ * since the fit relative to the online MLE then (a page whose rate jumps keeps its shape and follows
+ * the estimate). Poisson (β = ∞, Δ = changesPerDay) until a fit finds evidence of another shape.
+ */
+export function renewalParameters(state: EstimatorState | null, changesPerDay: number): { ageShape: number; changesPerDay: number } {
+  const s = state === null ? null : readEstimatorState(state)
+  if (s === null || s.ageShape === null) return { ageShape: Number.POSITIVE_INFINITY, changesPerDay }
+  return { ageShape: s.ageShape, changesPerDay: Math.min(SOLVER_MAX_CHANGES_PER_DAY, changesPerDay * s.ageShapeRateRatio) }
+}
+
+/** The online MLE of docs/math.md 1.5 (histogram of changed intervals), unclipped, with its smoothing flag. */
 export function onlineMle(state: EstimatorState): MleResult {
   return histogramMle(readEstimatorState(state))
 }
 
-/** The online moment-matching estimate of MATH.md 1.6 (histograms of all intervals), unclipped. */
+/** The online moment-matching estimate of docs/math.md 1.6 (histograms of all intervals), unclipped. */
 export function onlineMomentMatching(state: EstimatorState): number | null {
   const s = readEstimatorState(state)
   return solveMomentMatching({
@@ -103,30 +140,48 @@ export function onlineMomentMatching(state: EstimatorState): number | null {
   })
 }
 
+/** One estimator's raw value (unclipped); null before the first interval (lastModified: before the first known age). */
+function rawEstimate(s: EstimatorState, name: EstimatorName, settings: EstimatorSettings): number | null {
+  if (name === 'lastModified') return lastModifiedChangesPerDay(s.lastModified)
+  if (s.intervals === 0) return null
+  const { intervals: n, changes: x, observedDays: t } = s
+  switch (name) {
+    case 'naive':
+      return naiveChangesPerDay(x, t)
+    case 'lln':
+      return llnChangesPerDay(n, x, t, settings.llnAlpha)
+    case 'sa':
+      return s.saChangesPerDay
+    case 'mle':
+      return onlineMle(s).changesPerDay
+    case 'mleAdaptive':
+      return s.segment.changesPerDay ?? onlineMle(s).changesPerDay
+    case 'momentMatching':
+      return onlineMomentMatching(s)
+    case 'choGm':
+      return choGmChangesPerDay(n, x, t)
+  }
+}
+
 /**
- * Every estimator's current value in changes per day, clipped to [minChangesPerDay,
- * maxChangesPerDay]; null before the first interval (lastModified: before the first known age).
- * lln uses the empirical crawl rate p̂ = n/T in place of the paper's known p (MATH.md 1.2).
+ * One estimator's current value in changes per day, clipped to [minChangesPerDay, maxChangesPerDay];
+ * null before the first interval (lastModified: before the first known age). What a crawl report
+ * computes: only the estimator that drives scheduling (the others are derived when a page is read).
+ */
+export function estimateOf(state: EstimatorState, name: EstimatorName, settings: EstimatorSettings): number | null {
+  const value = rawEstimate(readEstimatorState(state), name, settings)
+  return value === null ? null : clipRate(value, settings.minChangesPerDay, settings.maxChangesPerDay)
+}
+
+/**
+ * Every estimator's current value (estimateOf each). lln uses the empirical crawl rate p̂ = n/T in
+ * place of the paper's known p (docs/math.md 1.2).
  */
 export function currentEstimates(state: EstimatorState, settings: EstimatorSettings): Estimates {
   const s = readEstimatorState(state)
-  const { minChangesPerDay: min, maxChangesPerDay: max } = settings
-  const clip = (v: number | null): number | null => (v === null ? null : clipRate(v, min, max))
-  const lastModified = clip(lastModifiedChangesPerDay(s.lastModified))
-  if (s.intervals === 0) {
-    return { naive: null, lln: null, sa: null, mle: null, mleAdaptive: null, momentMatching: null, choGm: null, lastModified }
-  }
-  const { intervals: n, changes: x, observedDays: t } = s
-  return {
-    naive: clip(naiveChangesPerDay(x, t)),
-    lln: clip(llnChangesPerDay(n, x, t, settings.llnAlpha)),
-    sa: clip(s.saChangesPerDay),
-    mle: clip(onlineMle(s).changesPerDay),
-    mleAdaptive: clip(s.segment.changesPerDay ?? onlineMle(s).changesPerDay),
-    momentMatching: clip(onlineMomentMatching(s)),
-    choGm: clip(choGmChangesPerDay(n, x, t)),
-    lastModified,
-  }
+  const out = {} as Estimates
+  for (const name of ESTIMATOR_NAMES) out[name] = estimateOf(s, name, settings)
+  return out
 }
 
 /**
@@ -151,7 +206,7 @@ export function rateChangesDetected(state: EstimatorState): number {
   return readEstimatorState(state).segment.restarts
 }
 
-/** Posterior probability of each change class (MATH.md 1.9) under a uniform prior. */
+/** Posterior probability of each change class (docs/math.md 1.9) under a uniform prior. */
 export function changeClassProbabilities(state: EstimatorState): { name: string; changesPerDay: number; probability: number }[] {
   return classProbabilities(readEstimatorState(state).classLogProbabilities)
 }

@@ -1,5 +1,5 @@
 /**
- * Maximum likelihood for irregular crawl intervals (MATH.md 1.5) and moment matching (MATH.md 1.6).
+ * Maximum likelihood for irregular crawl intervals (docs/math.md 1.5) and moment matching (docs/math.md 1.6).
  *
  * Both equations are solved in u = ln Δ from sums over weighted intervals, so the same code serves
  * the exact versions (one point per interval) and the online versions (two points per histogram
@@ -9,8 +9,8 @@ import { histogramPoints, type HistogramBin, type WeightedInterval } from './his
 import { sanitizeDays } from './numbers.ts'
 import { solveDecreasingInLogRate, SOLVER_MAX_CHANGES_PER_DAY, SOLVER_MIN_CHANGES_PER_DAY } from './solve.ts'
 
-/** Pseudo-interval length used for smoothing when no time has been observed (MATH.md 1.5). */
-export const SMOOTHING_DAYS_WITHOUT_HISTORY = 0.5
+/** Pseudo-interval length used for smoothing when no time has been observed (docs/math.md 1.5). */
+const SMOOTHING_DAYS_WITHOUT_HISTORY = 0.5
 /** z-value of a two-sided 95 % normal interval. */
 const Z_95 = 1.959963984540054
 
@@ -23,14 +23,14 @@ export interface ChangeInterval {
 export interface MleResult {
   /** Δ̂ in changes per day, in [SOLVER_MIN, SOLVER_MAX]; null when there is no interval. */
   changesPerDay: number | null
-  /** Whether the pseudo-observations of MATH.md 1.5 were added (X = 0 or X = n). */
+  /** Whether the pseudo-observations of docs/math.md 1.5 were added (X = 0 or X = n). */
   smoothed: boolean
   /** 95 % interval from the observed Fisher information on the log scale; null when smoothed or no data. */
   ci95: [number, number] | null
 }
 
 /** Sufficient statistics the MLE needs: counts, total days, the changed intervals and Σ unchanged days. */
-export interface MleInput {
+interface MleInput {
   intervals: number
   changes: number
   totalDays: number
@@ -102,12 +102,12 @@ function observedInformation(changed: readonly WeightedInterval[], rate: number)
 }
 
 /**
- * MLE from sufficient statistics, with the smoothing rule of MATH.md 1.5: one changed and one
+ * MLE from sufficient statistics, with the smoothing rule of docs/math.md 1.5: one changed and one
  * unchanged pseudo-interval of length T/n are added when X = 0 or X = n, and only then. (Also when
  * every unchanged interval has zero length, the degenerate case where the equation has no root
  * although 0 < X < n.)
  */
-export function solveMle(input: MleInput, withInterval: boolean): MleResult {
+function solveMle(input: MleInput, withInterval: boolean): MleResult {
   if (!(input.intervals > 0)) return { changesPerDay: null, smoothed: false, ci95: null }
   const smoothed = input.changes <= 0 || input.changes >= input.intervals || !(input.unchangedDays > 0)
   let changed = input.changedIntervals
@@ -132,7 +132,7 @@ export function solveMle(input: MleInput, withInterval: boolean): MleResult {
   }
 }
 
-/** A starting point for Newton: the estimator of MATH.md 1.7 (finite for any X ≤ n). */
+/** A starting point for Newton: the estimator of docs/math.md 1.7 (finite for any X ≤ n). */
 function choGmGuess(intervals: number, changes: number, totalDays: number): number {
   const meanDays = totalDays / intervals
   const r = -Math.log((intervals - changes + 0.5) / (intervals + 0.5))
@@ -140,7 +140,7 @@ function choGmGuess(intervals: number, changes: number, totalDays: number): numb
 }
 
 /** Sufficient statistics of a run of intervals, with changed intervals kept in a histogram (state.ts). */
-export interface HistogramStatistics {
+interface HistogramStatistics {
   intervals: number
   changes: number
   observedDays: number
@@ -148,7 +148,7 @@ export interface HistogramStatistics {
   changedHistogram: readonly HistogramBin[]
 }
 
-/** The online MLE of MATH.md 1.5 from such statistics, unclipped, with its smoothing flag. */
+/** The online MLE of docs/math.md 1.5 from such statistics, unclipped, with its smoothing flag. */
 export function histogramMle(s: HistogramStatistics): MleResult {
   return solveMle(
     {
@@ -163,7 +163,7 @@ export function histogramMle(s: HistogramStatistics): MleResult {
 }
 
 /**
- * Exact MLE of MATH.md 1.5 over a full interval list, with the same smoothing rule as the online
+ * Exact MLE of docs/math.md 1.5 over a full interval list, with the same smoothing rule as the online
  * estimator. The rate lies in [1e-12, 1e12] changes per day; ci95 is Δ̂·exp(±1.96/(Δ̂·√I)) with I
  * the observed Fisher information, null when smoothed or without data.
  */
@@ -184,7 +184,7 @@ export function exactMle(intervals: readonly ChangeInterval[]): MleResult {
 }
 
 /** Sufficient statistics for moment matching: counts, total days and all intervals. */
-export interface MomentInput {
+interface MomentInput {
   intervals: number
   changes: number
   totalDays: number
@@ -216,7 +216,7 @@ function momentEquation(all: readonly WeightedInterval[], target: number) {
 }
 
 /**
- * Moment matching of MATH.md 1.6: Δ̂ solves Σ_k e^{−Δτ_k} = n − X.
+ * Moment matching of docs/math.md 1.6: Δ̂ solves Σ_k e^{−Δτ_k} = n − X.
  * X = 0 → 0 (the root; callers clip it). X = n has no root (Δ̂ → ∞), so, as for the MLE, one changed
  * and one unchanged pseudo-interval of length T/n are added: Σ e^{−Δτ} over n + 2 intervals = 1.
  * The result is null without intervals, else in {0} ∪ [1e-12, 1e12] changes per day.
@@ -237,7 +237,7 @@ export function solveMomentMatching(input: MomentInput): number | null {
   return solveDecreasingInLogRate(momentEquation(all, intervals - changes), guess)
 }
 
-/** Exact moment matching (MATH.md 1.6) over a full interval list; see solveMomentMatching. */
+/** Exact moment matching (docs/math.md 1.6) over a full interval list; see solveMomentMatching. */
 export function exactMomentMatching(intervals: readonly ChangeInterval[]): number | null {
   const allIntervals: WeightedInterval[] = []
   let totalDays = 0

@@ -4,7 +4,7 @@
  * Longest interval the estimators accept, in days (~2.7 million years). Longer (or infinite)
  * inputs are capped so that every running sum in the JSON state stays finite.
  */
-export const MAX_INTERVAL_DAYS = 1e9
+const MAX_INTERVAL_DAYS = 1e9
 
 /** An interval length made safe: negative or NaN → 0, above MAX_INTERVAL_DAYS → that cap. */
 export function sanitizeDays(days: number): number {

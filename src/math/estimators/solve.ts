@@ -1,5 +1,5 @@
 /**
- * Safeguarded Newton on a log scale, shared by the MLE (MATH.md 1.5) and moment matching (1.6).
+ * Safeguarded Newton on a log scale, shared by the MLE (docs/math.md 1.5) and moment matching (1.6).
  */
 
 /** Smallest rate the solvers return, in changes per day (about one change in 3·10⁹ years). */
@@ -15,7 +15,7 @@ const LOG_MIN = Math.log(SOLVER_MIN_CHANGES_PER_DAY)
 const LOG_MAX = Math.log(SOLVER_MAX_CHANGES_PER_DAY)
 
 /** Value and derivative of a function of u = ln Δ. */
-export interface LogRateEquation {
+interface LogRateEquation {
   (logRate: number): { value: number; slope: number }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The per-page estimator state: O(1) sufficient statistics for every estimator of MATH.md 1,
+ * The per-page estimator state: O(1) sufficient statistics for every estimator of docs/math.md 1,
  * stored as bytes (codec.ts). Every number in it is finite.
  */
 import { emptySegment, type SegmentState } from './adaptive.ts'
@@ -15,20 +15,28 @@ export type EstimatorState = {
   changes: number
   /** T: Σ intervalDays. */
   observedDays: number
-  /** SA iterate y (MATH.md 1.3), unclipped; null before the first interval (y_0 comes from the settings). */
+  /** SA iterate y (docs/math.md 1.3), unclipped; null before the first interval (y_0 comes from the settings). */
   saChangesPerDay: number | null
-  /** Σ intervalDays of unchanged intervals: the right side of the MLE equation (MATH.md 1.5). */
+  /** Σ intervalDays of unchanged intervals: the right side of the MLE equation (docs/math.md 1.5). */
   unchangedDays: number
   /** Sparse log-bucket histogram of changed intervals (see histogram.ts). */
   changedHistogram: HistogramBin[]
-  /** Sparse log-bucket histogram of unchanged intervals; with the changed one it covers all intervals (MATH.md 1.6). */
+  /** Sparse log-bucket histogram of unchanged intervals; with the changed one it covers all intervals (docs/math.md 1.6). */
   unchangedHistogram: HistogramBin[]
-  /** Last-Modified statistics N, X, S (MATH.md 1.8), from observations with a known age only. */
+  /** Last-Modified statistics N, X, S (docs/math.md 1.8), from observations with a known age only. */
   lastModified: { crawls: number; changes: number; exposureDays: number }
-  /** Log-probabilities of CHANGE_CLASSES (MATH.md 1.9), unnormalised, largest 0. */
+  /** Log-probabilities of CHANGE_CLASSES (docs/math.md 1.9), unnormalised, largest 0. */
   classLogProbabilities: number[]
   /** The intervals since the last detected change of rate, for mleAdaptive (adaptive.ts). */
   segment: SegmentState
+  /** Ages (crawl time − Last-Modified) at every crawl with a known one, for the shape fit (renewalFit.ts). */
+  ageHistogram: HistogramBin[]
+  /** β of the page's fitted gamma-mixed age law (docs/math.md 3.5); null = Poisson. */
+  ageShape: number | null
+  /** Δ of the fitted law over the online MLE at the fit (1 for Poisson): see renewalParameters. */
+  ageShapeRateRatio: number
+  /** n at the last shape fit (0 before one). */
+  ageShapeFitIntervals: number
 }
 
 /**
@@ -57,10 +65,14 @@ export function emptyEstimatorState(): EstimatorState {
     lastModified: { crawls: 0, changes: 0, exposureDays: 0 },
     classLogProbabilities: uniformClassLogProbabilities(),
     segment: emptySegment(),
+    ageHistogram: [],
+    ageShape: null,
+    ageShapeRateRatio: 1,
+    ageShapeFitIntervals: 0,
   })
 }
 
-/** Change classes of MATH.md 1.9, one log-probability each. */
+/** Change classes of docs/math.md 1.9, one log-probability each. */
 const CLASS_COUNT = uniformClassLogProbabilities().length
 
 const finiteOr = (value: unknown, fallback: number): number =>
@@ -93,6 +105,7 @@ export function readEstimatorState(state: unknown): EstimatorState {
   const observed = nonNegative(s.observedDays)
   const unchanged = nonNegative(s.unchangedDays)
   const changedHistogram = readHistogram(s.changedHistogram)
+  const shape = s.ageShape
   return wellFormed({
     v: 1,
     intervals,
@@ -109,6 +122,11 @@ export function readEstimatorState(state: unknown): EstimatorState {
       typeof s.segment === 'object' && s.segment !== null
         ? readSegment(s.segment as Record<string, unknown>)
         : { ...emptySegment(), intervals, changes, observedDays: observed, unchangedDays: unchanged, changedHistogram, changesPerDay: null },
+    // States stored before shape fits: Poisson, fitted when next due.
+    ageHistogram: readHistogram(s.ageHistogram),
+    ageShape: typeof shape === 'number' && shape > 0 && shape < Number.POSITIVE_INFINITY ? shape : null,
+    ageShapeRateRatio: finiteOr(s.ageShapeRateRatio, 1) > 0 ? finiteOr(s.ageShapeRateRatio, 1) : 1,
+    ageShapeFitIntervals: nonNegative(s.ageShapeFitIntervals),
   })
 }
 
@@ -125,6 +143,16 @@ function readSegment(g: Record<string, unknown>): SegmentState {
     cusumDown: nonNegative(g.cusumDown),
     changesPerDay: typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? rate : null,
     restarts: nonNegative(g.restarts),
+    // Segments stored before the run statistics: no runs counted yet.
+    blockIntervals: nonNegative(g.blockIntervals),
+    blockChanges: nonNegative(g.blockChanges),
+    blockExpected: nonNegative(g.blockExpected),
+    blockVariance: nonNegative(g.blockVariance),
+    blocks: nonNegative(g.blocks),
+    squaredResiduals: nonNegative(g.squaredResiduals),
+    variances: nonNegative(g.variances),
+    dispersionUp: Math.max(1, finiteOr(g.dispersionUp, 1)),
+    dispersionDown: Math.max(1, finiteOr(g.dispersionDown, 1)),
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The function behind periodic crawling (MATH.md 3.3): g(x) = 1 − (1 + x)e^{−x}, x = Δ/ρ.
+ * The function behind periodic crawling (docs/math.md 3.3): g(x) = 1 − (1 + x)e^{−x}, x = Δ/ρ.
  * (g is the Erlang-2 distribution function.) The marginal utility of a periodically crawled page is
  * (μ/Δ)·g(Δ/ρ), so its rate at multiplier λ solves g(x) = c with c = λΔ/μ.
  */
@@ -55,7 +55,7 @@ function seriesFactor(x: number): number {
 // - c > SPLIT_C: p(L) = x − L in L = −ln(1 − c), where x − ln(1 + x) = L, so p = ln(1 + x) is smooth
 //   and slowly varying up to the largest L a double below 1 allows (−ln 2^-53 ≈ 36.7). 1 − c is exact
 //   here (Sterbenz), which keeps the root accurate as c → 1, where the rate Δ/x falls off only
-//   logarithmically (the MATH.md 3.3 trap).
+//   logarithmically (the docs/math.md 3.3 trap).
 // Each table holds one cubic (Hermite, from values and derivatives at the cell ends) per cell.
 
 const SPLIT_C = 0.9
@@ -144,21 +144,26 @@ const LARGE_TABLE = ((): Float64Array => {
 
 /**
  * x > 0 with g(x) = c, for 0 < c < 1, to within a few ulps (0 when c ≤ 0, +Infinity when c ≥ 1).
- * Costs one table lookup and one exponential; see the tables above.
+ * Costs one table lookup and one exponential; see the tables above. (The two sides are separate
+ * functions so that the common one stays small enough to be inlined into the solver's loops.)
  */
 export function inverseErlangCdf(c: number): number {
-  if (c <= SPLIT_C) {
-    if (!(c > 0)) return 0
-    const s = Math.sqrt(c)
-    const u = s * (1 / SMALL_STEP)
-    const cell = u | 0
-    const t = u - cell
-    const o = 4 * cell
-    const table = SMALL_TABLE
-    const q = table[o]! + t * (table[o + 1]! + t * (table[o + 2]! + t * table[o + 3]!))
-    return halleyStepSmall(c, s * q)
-  }
-  if (!(c < 1)) return Number.POSITIVE_INFINITY
+  if (c <= SPLIT_C) return c > 0 ? inverseBelowSplit(c) : 0
+  return c < 1 ? inverseAboveSplit(c) : Number.POSITIVE_INFINITY
+}
+
+function inverseBelowSplit(c: number): number {
+  const s = Math.sqrt(c)
+  const u = s * (1 / SMALL_STEP)
+  const cell = u | 0
+  const t = u - cell
+  const o = 4 * cell
+  const table = SMALL_TABLE
+  const q = table[o]! + t * (table[o + 1]! + t * (table[o + 2]! + t * table[o + 3]!))
+  return halleyStepSmall(c, s * q)
+}
+
+function inverseAboveSplit(c: number): number {
   const m = 1 - c
   const L = -Math.log(m)
   const u = (L - LARGE_START) * (1 / LARGE_STEP)

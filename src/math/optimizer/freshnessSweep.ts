@@ -1,5 +1,5 @@
 /**
- * Exact multiplier for the Poisson freshness objective (MATH.md 3.1).
+ * Exact multiplier for the Poisson freshness objective (docs/math.md 3.1).
  *
  * In t = λ^{−1/2} every rate is w_i t − Δ_i clamped to [l_i, u_i] (w_i = √(μ_i Δ_i)), so Σρ(t) is
  * continuous, non-decreasing and piecewise linear, with breakpoints (l_i + Δ_i)/w_i (page leaves l)
@@ -14,6 +14,7 @@
  * becomes the exact median (a sort of what is left), which bounds the worst case by O(n log n).
  * When no breakpoint is left inside, the bracket is one segment and the closed form applies.
  */
+import { additionError } from './compensatedSum.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
 
 /** Pages sampled per round for the pivot (up to two breakpoints each). */
@@ -146,7 +147,7 @@ function clampT(t: number, start: number, end: number): number {
   return t < start ? start : t > end ? end : t
 }
 
-/** Σ clamp(w t − Δ, l, u) over the set, with Neumaier compensation (all terms are ≥ 0). */
+/** Σ clamp(w t − Δ, l, u) over the set, compensated. */
 function sumRates(columns: PageColumns, weight: Float64Array, set: PageSet, t: number): number {
   const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
   const { indices, count } = set
@@ -158,9 +159,8 @@ function sumRates(columns: PageColumns, weight: Float64Array, set: PageSet, t: n
     const l = lower[i]!
     const u = upper[i]!
     rate = rate < l ? l : rate > u ? u : rate
-    const next = sum + rate
-    compensation += sum >= rate ? sum - next + rate : rate - next + sum
-    sum = next
+    compensation += additionError(sum, rate)
+    sum += rate
   }
   return sum + compensation
 }

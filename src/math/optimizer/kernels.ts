@@ -1,9 +1,12 @@
 /**
  * Bulk per-page rates at a multiplier λ for the objectives without a closed-form multiplier:
- * periodic freshness (MATH.md 3.3) and harmonic staleness (MATH.md 3.4). Each kernel also returns
+ * periodic freshness (docs/math.md 3.3), harmonic staleness (docs/math.md 3.4) and distribution-aware
+ * periodic freshness (docs/math.md 3.5). Each kernel also returns
  * dΣρ/d ln λ, and, when asked, splits the pages for the multiplier search's local model (see
  * PassModel and multiplierSearch.ts).
  */
+import { gammaMixedMarginal, gammaMixedMarginalSlope, inverseGammaMixedMarginal } from '../renewal/gammaMixed.ts'
+import { additionError } from './compensatedSum.ts'
 import { erlangCdf, inverseErlangCdf } from './erlang.ts'
 import { harmonicRate } from './pageRate.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
@@ -59,57 +62,54 @@ export interface RateKernel {
   upperChanged(i: number): void
 }
 
-/** ρ'', ρ''' (in y = ln λ) written by the derivative helpers below; ρ' is their return value. */
-const higher = new Float64Array(2)
-
 /**
- * Harmonic: ρ(ρ + Δ) = μΔ/λ and s = 2ρ + Δ give ρ' = −ρ(ρ + Δ)/s, ρ'' = −ρ' − 2ρ'²/s,
- * ρ''' = −ρ'' − 4ρ'ρ''/s + 4ρ'³/s².
+ * The pass over a set that every kernel shares: the rates, their compensated sum and slope, and, when
+ * asked, the pass model. A kernel says only what one page does: its clamped rate at λ (`pageRate`), the
+ * derivatives of a free page's rate in y = ln λ (`derivatives`), and where its kinks are: each page has
+ * a position that `pageRate` leaves in `position` (a quantity that moves with λ by at most the same
+ * factor, such as c = λΔ/μ), and two thresholds of it, `kinkLow[i]` ≤ `kinkHigh[i]`, where the page
+ * reaches or leaves a bound or its rate falls to 0. A kink within e^{±w} of λ then lies within e^{±w}
+ * of the position.
+ *
+ * The per-page methods are small on purpose: the compiler inlines them (and the root of g they call)
+ * into these loops only while their bytecode fits its inlining budget, and a call per page costs about
+ * a tenth of the solve.
  */
-function harmonicDerivatives(rate: number, delta: number): number {
-  const inverseS = 1 / (2 * rate + delta)
-  const first = -rate * (rate + delta) * inverseS
-  const second = -first - 2 * first * first * inverseS
-  higher[0] = second
-  higher[1] = -second - 4 * first * second * inverseS + 4 * first * first * first * inverseS * inverseS
-  return first
-}
-
-/**
- * Periodic: ρ = Δ/x with g(x) = c = λΔ/μ. With a = c/(1 − c) (da/dy = a(1 + a)) and r = 1/x, using
- * e^{−x} = (1 − c)/(1 + x) at the root: x' = c/g'(x) = a(1 + r), x'' = (1 + a)x' − a x' r²,
- * x''' = (1 + a)(a x' + x'') − a(1 + a)x' r² − a x'' r² + 2a x'² r³; then ρ' = −ρ x' r,
- * ρ'' = ρ(2x'² r² − x'' r), ρ''' = ρ(−x''' r + 6x' x'' r² − 6x'³ r³).
- */
-function periodicDerivatives(rate: number, c: number, x: number): number {
-  const a = c / (1 - c)
-  const r = 1 / x
-  const r2 = r * r
-  const dx = a * (1 + r)
-  const ddx = (1 + a) * dx - a * dx * r2
-  const dddx = (1 + a) * (a * dx + ddx) - a * (1 + a) * dx * r2 - a * ddx * r2 + 2 * a * dx * dx * r2 * r
-  higher[0] = rate * (2 * dx * dx * r2 - ddx * r)
-  higher[1] = rate * (-dddx * r + 6 * dx * ddx * r2 - 6 * dx * dx * dx * r2 * r)
-  return -rate * dx * r
-}
-
-/** Harmonic staleness: ρ(ρ + Δ) = μΔ/λ (MATH.md 3.4). */
-export class HarmonicKernel implements RateKernel {
+abstract class MultiplierKernel implements RateKernel {
   slope = 0
-  private readonly importanceTimesDelta: Float64Array
+  /** dρ/dy of the page of the last `pageRate` call: 0 when it sits at a bound. */
+  protected first = 0
+  /** The position of the page of the last `pageRate` call. */
+  protected position = 0
+  /** ρ'' and ρ''' in y of the page of the last `derivatives` call. */
+  protected second = 0
+  protected third = 0
 
-  constructor(private readonly columns: PageColumns) {
-    const { changesPerDay, importance } = columns
-    this.importanceTimesDelta = new Float64Array(changesPerDay.length)
-    for (let i = 0; i < changesPerDay.length; i++) this.importanceTimesDelta[i] = importance[i]! * changesPerDay[i]!
+  /** The columns' arrays, held directly: the per-page methods read them on every call. */
+  protected readonly delta: Float64Array
+  protected readonly lower: Float64Array
+  protected readonly upper: Float64Array
+  /** The two thresholds of each page's position (see above). */
+  protected abstract readonly kinkLow: Float64Array
+  protected abstract readonly kinkHigh: Float64Array
+
+  constructor(columns: PageColumns) {
+    this.delta = columns.changesPerDay
+    this.lower = columns.lowerCrawlsPerDay
+    this.upper = columns.upperCrawlsPerDay
   }
 
+  /** ρ_i(λ) clamped to [l_i, u_i] for a page that can move (u_i > l_i); sets `first` and `position`. */
+  protected abstract pageRate(i: number, lambda: number): number
+  /** ρ' (returned), ρ'' and ρ''' (into `second` and `third`) in y = ln λ of a free page whose rate at λ is `rate`. */
+  protected abstract derivatives(i: number, lambda: number, rate: number): number
+  abstract multiplierRange(set: PageSet): readonly [number, number]
+
+  upperChanged(_i: number): void {}
+
   evaluate(lambda: number, set: PageSet, out: Float64Array, model: PassModel | null = null): number {
-    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const product = this.importanceTimesDelta
+    const { lower, upper, kinkLow, kinkHigh } = this
     const { indices, count } = set
-    // The rate's elasticity in λ is between 1/2 and 1, so a kink within e^{±w} of λ is within e^{±w}
-    // of the unclamped rate.
     const grow = model === null ? 1 : Math.exp(model.window)
     const shrink = 1 / grow
     const near = model?.near
@@ -120,28 +120,23 @@ export class HarmonicKernel implements RateKernel {
     let nearSlope = 0
     let curvature = 0
     let third = 0
+    let slope = 0
     let sum = 0
     let compensation = 0
-    let slope = 0
     for (let k = 0; k < count; k++) {
       const i = indices === null ? k : indices[k]!
       const l = lower[i]!
-      const u = upper[i]!
       let rate = l
-      if (u > l) {
-        const d = delta[i]!
-        const free = harmonicRate(product[i]!, lambda, d)
-        let dRate = 0
-        if (free <= l) rate = l
-        else if (free >= u) rate = u
-        else {
-          rate = free
-          dRate = -(rate * (rate + d)) / (2 * rate + d)
-          slope += dRate
-        }
+      if (upper[i]! > l) {
+        rate = this.pageRate(i, lambda)
+        const dRate = this.first
+        slope += dRate
         if (model !== null) {
           let listed = false
-          if ((free >= l * shrink && free <= l * grow) || (free >= u * shrink && free <= u * grow)) {
+          const q = this.position
+          const low = kinkLow[i]!
+          const high = kinkHigh[i]!
+          if ((q >= low * shrink && q <= low * grow) || (q >= high * shrink && q <= high * grow)) {
             if (nearCount < capacity) {
               near![nearCount++] = i
               nearSum += rate
@@ -150,26 +145,31 @@ export class HarmonicKernel implements RateKernel {
             } else overflow = true
           }
           if (!listed && dRate !== 0) {
-            harmonicDerivatives(rate, d)
-            curvature += higher[0]!
-            third += higher[1]!
+            this.derivatives(i, lambda, rate)
+            curvature += this.second
+            third += this.third
           }
         }
       }
       out[i] = rate
-      const next = sum + rate
-      compensation += sum >= rate ? sum - next + rate : rate - next + sum
-      sum = next
+      compensation += additionError(sum, rate)
+      sum += rate
     }
     this.slope = slope
     const total = sum + compensation
-    if (model !== null) fillModel(model, nearCount, overflow, total - nearSum, slope - nearSlope, curvature, third)
+    if (model !== null) {
+      model.nearCount = nearCount
+      model.overflow = overflow
+      model.farSum = total - nearSum
+      model.farSlope = slope - nearSlope
+      model.farCurvature = curvature
+      model.farThird = third
+    }
     return total
   }
 
   advance(lambda: number, next: number, set: PageSet, from: Float64Array, model: PassModel, out: Float64Array): number {
-    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const product = this.importanceTimesDelta
+    const { lower, upper } = this
     const { indices, count } = set
     const { near, nearCount } = model
     const h = Math.log(next / lambda)
@@ -183,21 +183,64 @@ export class HarmonicKernel implements RateKernel {
       let rate = from[i]!
       if (listed < nearCount && near[listed] === i) {
         listed++
-        rate = u > l ? clamp(harmonicRate(product[i]!, next, delta[i]!), l, u) : l
+        rate = u > l ? this.pageRate(i, next) : l
       } else if (rate > l && rate < u) {
-        const first = harmonicDerivatives(rate, delta[i]!)
-        rate = clamp(rate + h * (first + h * (0.5 * higher[0]! + h * (higher[1]! / 6))), l, u)
+        const first = this.derivatives(i, lambda, rate)
+        rate = clamp(rate + h * (first + h * (0.5 * this.second + h * (this.third / 6))), l, u)
       }
       out[i] = rate
-      const nextSum = sum + rate
-      compensation += sum >= rate ? sum - nextSum + rate : rate - nextSum + sum
-      sum = nextSum
+      compensation += additionError(sum, rate)
+      sum += rate
     }
     return sum + compensation
   }
+}
+
+/** Harmonic staleness: ρ(ρ + Δ) = μΔ/λ (docs/math.md 3.4). */
+export class HarmonicKernel extends MultiplierKernel {
+  private readonly importanceTimesDelta: Float64Array
+  /** Position: the unclamped rate, whose elasticity in λ is between 1/2 and 1; its kinks are the bounds. */
+  protected readonly kinkLow: Float64Array
+  protected readonly kinkHigh: Float64Array
+
+  constructor(columns: PageColumns) {
+    super(columns)
+    this.kinkLow = this.lower
+    this.kinkHigh = this.upper
+    const { changesPerDay, importance } = columns
+    this.importanceTimesDelta = new Float64Array(changesPerDay.length)
+    for (let i = 0; i < changesPerDay.length; i++) this.importanceTimesDelta[i] = importance[i]! * changesPerDay[i]!
+  }
+
+  protected pageRate(i: number, lambda: number): number {
+    const d = this.delta[i]!
+    const free = harmonicRate(this.importanceTimesDelta[i]!, lambda, d)
+    this.position = free
+    this.first = 0
+    const l = this.lower[i]!
+    if (free <= l) return l
+    const u = this.upper[i]!
+    if (free >= u) return u
+    this.first = -(free * (free + d)) / (2 * free + d)
+    return free
+  }
+
+  /**
+   * ρ(ρ + Δ) = μΔ/λ and s = 2ρ + Δ give ρ' = −ρ(ρ + Δ)/s, ρ'' = −ρ' − 2ρ'²/s,
+   * ρ''' = −ρ'' − 4ρ'ρ''/s + 4ρ'³/s².
+   */
+  protected derivatives(i: number, _lambda: number, rate: number): number {
+    const delta = this.delta[i]!
+    const inverseS = 1 / (2 * rate + delta)
+    const first = -rate * (rate + delta) * inverseS
+    const second = -first - 2 * first * first * inverseS
+    this.second = second
+    this.third = -second - 4 * first * second * inverseS + 4 * first * first * first * inverseS * inverseS
+    return first
+  }
 
   multiplierRange(set: PageSet): readonly [number, number] {
-    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
+    const { delta, lower, upper } = this
     const product = this.importanceTimesDelta
     const { indices, count } = set
     let lowest = Number.POSITIVE_INFINITY
@@ -214,151 +257,80 @@ export class HarmonicKernel implements RateKernel {
     }
     return [lowest, highest]
   }
-
-  upperChanged(): void {}
 }
 
 /**
- * Periodic freshness: g(Δ/ρ) = λΔ/μ with g(x) = 1 − (1 + x)e^{−x} (MATH.md 3.3). Bounds are tested
+ * Periodic freshness: g(Δ/ρ) = λΔ/μ with g(x) = 1 − (1 + x)e^{−x} (docs/math.md 3.3). Bounds are tested
  * on c = λΔ/μ against g(Δ/l) and g(Δ/u), so pages at a bound cost no root solve; a free page costs one
  * table-guided root of g (one exponential, see erlang.ts) and no other transcendental.
  */
-export class PeriodicKernel implements RateKernel {
-  slope = 0
+export class PeriodicKernel extends MultiplierKernel {
   /** Δ/μ: c = λ · ratio. */
   private readonly deltaOverImportance: Float64Array
-  /** g(Δ/l): at or above it the page sits at l (1 when l = 0, reached only as ρ → 0). */
-  private readonly cAtLower: Float64Array
-  /** g(Δ/u): at or below it the page sits at u (0 when u = ∞). */
-  private readonly cAtUpper: Float64Array
+  /**
+   * Position: c, which moves with λ. g(Δ/l): at or above it the page sits at l (1 when l = 0, the edge
+   * where its rate reaches 0). g(Δ/u): at or below it the page sits at u (0 when u = ∞).
+   */
+  protected readonly kinkLow: Float64Array
+  protected readonly kinkHigh: Float64Array
 
-  constructor(private readonly columns: PageColumns) {
+  constructor(columns: PageColumns) {
+    super(columns)
     const { changesPerDay, importance, lowerCrawlsPerDay } = columns
     const n = changesPerDay.length
     this.deltaOverImportance = new Float64Array(n)
-    this.cAtLower = new Float64Array(n)
-    this.cAtUpper = new Float64Array(n)
+    this.kinkLow = new Float64Array(n) // c at which the page sits at u
+    this.kinkHigh = new Float64Array(n) // c at which it sits at l
     for (let i = 0; i < n; i++) {
       const d = changesPerDay[i]!
       const mu = importance[i]!
       if (!(d > 0 && mu > 0)) continue
       this.deltaOverImportance[i] = d / mu
       const l = lowerCrawlsPerDay[i]!
-      this.cAtLower[i] = l > 0 ? erlangCdf(d / l) : 1
+      this.kinkHigh[i] = l > 0 ? erlangCdf(d / l) : 1
       this.upperChanged(i)
     }
   }
 
-  evaluate(lambda: number, set: PageSet, out: Float64Array, model: PassModel | null = null): number {
-    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
-    const { indices, count } = set
-    // c = λΔ/μ moves with λ, so a kink within e^{±w} of λ is one whose c threshold is within e^{±w}
-    // of c; the edge of a page with l = 0 is its threshold c = 1.
-    const grow = model === null ? 1 : Math.exp(model.window)
-    const shrink = 1 / grow
-    const near = model?.near
-    const capacity = near?.length ?? 0
-    let nearCount = 0
-    let overflow = false
-    let nearSum = 0
-    let nearSlope = 0
-    let curvature = 0
-    let third = 0
-    let sum = 0
-    let compensation = 0
-    let slope = 0
-    for (let k = 0; k < count; k++) {
-      const i = indices === null ? k : indices[k]!
-      const l = lower[i]!
-      const u = upper[i]!
-      let rate = l
-      if (u > l) {
-        const c = lambda * ratio[i]!
-        const atLower = cAtLower[i]!
-        const atUpper = cAtUpper[i]!
-        let dRate = 0
-        let x = 0
-        if (c >= atLower) rate = l
-        else if (c <= atUpper) rate = u
-        else {
-          x = inverseErlangCdf(c)
-          rate = delta[i]! / x
-          if (rate <= l) rate = l
-          else if (rate >= u) rate = u
-          else {
-            // dρ/dy = −ρ x'/x with x' = c/g'(x) = c/(x e^{−x}) and e^{−x} = (1 − c)/(1 + x) at the root.
-            dRate = -(rate * c * (1 + x)) / (x * x * (1 - c))
-            slope += dRate
-          }
-        }
-        if (model !== null) {
-          let listed = false
-          if ((c >= atLower * shrink && c <= atLower * grow) || (c >= atUpper * shrink && c <= atUpper * grow)) {
-            if (nearCount < capacity) {
-              near![nearCount++] = i
-              nearSum += rate
-              nearSlope += dRate
-              listed = true
-            } else overflow = true
-          }
-          if (!listed && dRate !== 0) {
-            periodicDerivatives(rate, c, x)
-            curvature += higher[0]!
-            third += higher[1]!
-          }
-        }
-      }
-      out[i] = rate
-      const next = sum + rate
-      compensation += sum >= rate ? sum - next + rate : rate - next + sum
-      sum = next
-    }
-    this.slope = slope
-    const total = sum + compensation
-    if (model !== null) fillModel(model, nearCount, overflow, total - nearSum, slope - nearSlope, curvature, third)
-    return total
+  protected pageRate(i: number, lambda: number): number {
+    const c = lambda * this.deltaOverImportance[i]!
+    this.position = c
+    this.first = 0
+    if (c >= this.kinkHigh[i]!) return this.lower[i]!
+    if (c <= this.kinkLow[i]!) return this.upper[i]!
+    const x = inverseErlangCdf(c)
+    const rate = this.delta[i]! / x
+    const l = this.lower[i]!
+    if (rate <= l) return l
+    const u = this.upper[i]!
+    if (rate >= u) return u
+    // dρ/dy = −ρ x'/x with x' = c/g'(x) = c/(x e^{−x}) and e^{−x} = (1 − c)/(1 + x) at the root.
+    this.first = -(rate * c * (1 + x)) / (x * x * (1 - c))
+    return rate
   }
 
-  advance(lambda: number, next: number, set: PageSet, from: Float64Array, model: PassModel, out: Float64Array): number {
-    const { changesPerDay: delta, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
-    const { indices, count } = set
-    const { near, nearCount } = model
-    const h = Math.log(next / lambda)
-    let listed = 0
-    let sum = 0
-    let compensation = 0
-    for (let k = 0; k < count; k++) {
-      const i = indices === null ? k : indices[k]!
-      const l = lower[i]!
-      const u = upper[i]!
-      let rate = from[i]!
-      if (listed < nearCount && near[listed] === i) {
-        listed++
-        rate = l
-        if (u > l) {
-          const c = next * ratio[i]!
-          if (c >= cAtLower[i]!) rate = l
-          else if (c <= cAtUpper[i]!) rate = u
-          else rate = clamp(delta[i]! / inverseErlangCdf(c), l, u)
-        }
-      } else if (rate > l && rate < u) {
-        // Δ/ρ returns the root x of the pass at λ to an ulp.
-        const first = periodicDerivatives(rate, lambda * ratio[i]!, delta[i]! / rate)
-        rate = clamp(rate + h * (first + h * (0.5 * higher[0]! + h * (higher[1]! / 6))), l, u)
-      }
-      out[i] = rate
-      const nextSum = sum + rate
-      compensation += sum >= rate ? sum - nextSum + rate : rate - nextSum + sum
-      sum = nextSum
-    }
-    return sum + compensation
+  /**
+   * ρ = Δ/x with g(x) = c = λΔ/μ. With a = c/(1 − c) (da/dy = a(1 + a)) and r = 1/x = ρ/Δ, using
+   * e^{−x} = (1 − c)/(1 + x) at the root: x' = c/g'(x) = a(1 + r), x'' = x'(1 + a − a r²),
+   * x''' = (1 + a)(a x' + x'') − a r²((1 + a)x' + x'' − 2x'² r); then ρ' = −ρ r x',
+   * ρ'' = ρ r(2x'² r − x''), ρ''' = ρ r(6x' r(x'' − x'² r) − x''').
+   */
+  protected derivatives(i: number, lambda: number, rate: number): number {
+    const c = lambda * this.deltaOverImportance[i]!
+    const a = c / (1 - c)
+    const r = rate / this.delta[i]!
+    const ar2 = a * r * r
+    const d1 = a * (1 + r)
+    const d2 = d1 * (1 + a - ar2)
+    const d3 = (1 + a) * (a * d1 + d2) - ar2 * ((1 + a) * d1 + d2 - 2 * d1 * d1 * r)
+    const pr = rate * r
+    this.second = pr * (2 * d1 * d1 * r - d2)
+    this.third = pr * (6 * d1 * r * (d2 - d1 * d1 * r) - d3)
+    return -pr * d1
   }
 
   multiplierRange(set: PageSet): readonly [number, number] {
-    const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = this.columns
-    const { deltaOverImportance: ratio, cAtLower, cAtUpper } = this
+    const { lower, upper, deltaOverImportance: ratio, kinkLow, kinkHigh } = this
     const { indices, count } = set
     let lowest = Number.POSITIVE_INFINITY
     let highest = 0
@@ -367,38 +339,141 @@ export class PeriodicKernel implements RateKernel {
       if (!(upper[i]! > lower[i]!)) continue
       // Pages that can move have Δ, μ > 0, so the ratio is positive.
       const r = ratio[i]!
-      const atUpper = cAtUpper[i]! / r
-      const atLower = cAtLower[i]! / r
+      const atUpper = kinkLow[i]! / r
+      const atLower = kinkHigh[i]! / r
       if (atUpper < lowest) lowest = atUpper
       if (atLower > highest) highest = atLower
     }
     return [lowest, highest]
   }
 
-  upperChanged(i: number): void {
-    const u = this.columns.upperCrawlsPerDay[i]!
-    const d = this.columns.changesPerDay[i]!
-    this.cAtUpper[i] = u === Number.POSITIVE_INFINITY ? 0 : erlangCdf(d / u)
+  override upperChanged(i: number): void {
+    const u = this.upper[i]!
+    const d = this.delta[i]!
+    this.kinkLow[i] = u === Number.POSITIVE_INFINITY ? 0 : erlangCdf(d / u)
   }
-}
-
-function fillModel(
-  model: PassModel,
-  nearCount: number,
-  overflow: boolean,
-  farSum: number,
-  farSlope: number,
-  farCurvature: number,
-  farThird: number,
-): void {
-  model.nearCount = nearCount
-  model.overflow = overflow
-  model.farSum = farSum
-  model.farSlope = farSlope
-  model.farCurvature = farCurvature
-  model.farThird = farThird
 }
 
 function clamp(value: number, low: number, high: number): number {
   return value < low ? low : value > high ? high : value
+}
+
+/**
+ * Distribution-aware periodic freshness (docs/math.md 3.5): each page's age law is gamma-mixed Poisson
+ * with rate Δ and shape β (src/math/renewal/gammaMixed.ts), and its rate at λ is Δ/x with
+ * h_β(x) = c = λΔ/μ, clamped. Pages with β = ∞ are Poisson and take the periodic kernel's table root;
+ * the others take Halley steps on ln h started from their root of the previous pass (the multiplier
+ * search evaluates nearby multipliers, so after the first pass one or two steps suffice). Bounds are
+ * tested on c against h_β(Δ/l) and h_β(Δ/u), so pages at a bound cost no root.
+ */
+export class RenewalKernel extends MultiplierKernel {
+  /** Δ/μ: c = λ · ratio. */
+  private readonly deltaOverImportance: Float64Array
+  private readonly shape: Float64Array
+  /** Position: c. h_β(Δ/u): at or below it the page sits at u. h_β(Δ/l): at or above it at l (h_β(∞) when l = 0). */
+  protected readonly kinkLow: Float64Array
+  protected readonly kinkHigh: Float64Array
+  /** The root x of each non-Poisson page's last evaluation (NaN before one): the next one's start. */
+  private readonly lastRoot: Float64Array
+
+  constructor(columns: PageColumns) {
+    super(columns)
+    const { changesPerDay, importance, lowerCrawlsPerDay } = columns
+    const n = changesPerDay.length
+    this.shape = columns.ageShape ?? new Float64Array(n).fill(Number.POSITIVE_INFINITY)
+    this.deltaOverImportance = new Float64Array(n)
+    this.kinkLow = new Float64Array(n)
+    this.kinkHigh = new Float64Array(n)
+    this.lastRoot = new Float64Array(n).fill(Number.NaN)
+    for (let i = 0; i < n; i++) {
+      const d = changesPerDay[i]!
+      const mu = importance[i]!
+      if (!(d > 0 && mu > 0)) continue
+      this.deltaOverImportance[i] = d / mu
+      const l = lowerCrawlsPerDay[i]!
+      this.kinkHigh[i] = gammaMixedMarginal(l > 0 ? d / l : Number.POSITIVE_INFINITY, this.shape[i]!)
+      this.upperChanged(i)
+    }
+  }
+
+  protected pageRate(i: number, lambda: number): number {
+    const c = lambda * this.deltaOverImportance[i]!
+    this.position = c
+    this.first = 0
+    if (c >= this.kinkHigh[i]!) return this.lower[i]!
+    if (c <= this.kinkLow[i]!) return this.upper[i]!
+    const beta = this.shape[i]!
+    let x: number
+    let slope: number // h′(x)
+    if (beta === Number.POSITIVE_INFINITY) {
+      x = inverseErlangCdf(c)
+      // h′ = x e^{−x} = x(1 − c)/(1 + x) at the root.
+      slope = (x * (1 - c)) / (1 + x)
+    } else {
+      x = inverseGammaMixedMarginal(c, beta, this.lastRoot[i]!)
+      this.lastRoot[i] = x
+      slope = gammaMixedMarginalSlope(x, beta)
+    }
+    const rate = this.delta[i]! / x
+    const l = this.lower[i]!
+    if (rate <= l) return l
+    const u = this.upper[i]!
+    if (rate >= u) return u
+    // dρ/dy = −ρ x′/x with x′ = c/h′(x).
+    this.first = -(rate * c) / (x * slope)
+    return rate
+  }
+
+  /**
+   * With x′ = c/h′, x″ = (c − h″x′²)/h′, x‴ = (c − h‴x′³ − 3h″x′x″)/h′ (from h(x(y)) = c e^{y − y₀}),
+   * ρ′ = −ρx′/x, ρ″ = ρ(2x′²/x² − x″/x), ρ‴ = ρ(6x′x″/x² − 6x′³/x³ − x‴/x).
+   */
+  protected derivatives(i: number, lambda: number, rate: number): number {
+    const c = lambda * this.deltaOverImportance[i]!
+    const x = this.delta[i]! / rate
+    const beta = this.shape[i]!
+    let h1: number
+    let h2: number
+    let h3: number
+    if (beta === Number.POSITIVE_INFINITY) {
+      const e = Math.exp(-x)
+      h1 = x * e
+      h2 = (1 - x) * e
+      h3 = (x - 2) * e
+    } else {
+      const inverseV = 1 / (1 + x / beta)
+      h1 = gammaMixedMarginalSlope(x, beta)
+      h2 = ((1 - x) * h1 * inverseV) / x
+      h3 = ((beta + 1) * (x - 2) * h1 * inverseV * inverseV) / (beta * x)
+    }
+    const d1 = c / h1
+    const d2 = (c - h2 * d1 * d1) / h1
+    const d3 = (c - h3 * d1 * d1 * d1 - 3 * h2 * d1 * d2) / h1
+    const r = 1 / x
+    this.second = rate * r * (2 * d1 * d1 * r - d2)
+    this.third = rate * r * (6 * d1 * r * (d2 - d1 * d1 * r) - d3)
+    return -rate * d1 * r
+  }
+
+  multiplierRange(set: PageSet): readonly [number, number] {
+    const { lower, upper, deltaOverImportance: ratio, kinkLow, kinkHigh } = this
+    const { indices, count } = set
+    let lowest = Number.POSITIVE_INFINITY
+    let highest = 0
+    for (let k = 0; k < count; k++) {
+      const i = indices === null ? k : indices[k]!
+      if (!(upper[i]! > lower[i]!)) continue
+      const r = ratio[i]!
+      const atUpper = kinkLow[i]! / r
+      const atLower = kinkHigh[i]! / r
+      if (atUpper < lowest) lowest = atUpper
+      if (atLower > highest) highest = atLower
+    }
+    return [lowest, highest]
+  }
+
+  override upperChanged(i: number): void {
+    const u = this.upper[i]!
+    this.kinkLow[i] = u === Number.POSITIVE_INFINITY ? 0 : gammaMixedMarginal(this.delta[i]! / u, this.shape[i]!)
+  }
 }

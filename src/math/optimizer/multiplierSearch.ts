@@ -1,5 +1,5 @@
 /**
- * Multiplier search for objectives whose Σρ(λ) has no closed-form inverse (MATH.md 3.3, 3.4).
+ * Multiplier search for objectives whose Σρ(λ) has no closed-form inverse (docs/math.md 3.3, 3.4).
  *
  * Safeguarded model steps on y = ln λ: Σρ is decreasing in y. Each pass over the pages also returns a
  * local model of Σρ(y + h) (PassModel): pages with a kink within a window of y (a bound, or the
@@ -15,7 +15,7 @@
  * back to bisection when they leave the bracket or the bracket stops halving. The search stops when
  * Σρ hits the target to SUM_TOLERANCE or the bracket is a few ulps wide.
  *
- * The finish handles the trap of MATH.md 3.3: near λ = μ/Δ a periodic page's rate falls like
+ * The finish handles the trap of docs/math.md 3.3: near λ = μ/Δ a periodic page's rate falls like
  * Δ/ln(1/(1 − λΔ/μ)), so in double precision it jumps from about Δ/37 to 0 between two adjacent
  * multipliers, and no λ meets the budget. The two bracket ends are both optimal for their own budgets
  * (Σρ_lo ≥ target ≥ Σρ_hi); their convex combination with weight θ = (target − Σρ_hi)/(Σρ_lo − Σρ_hi)
@@ -117,7 +117,7 @@ export function solveMultiplierSet(options: {
   }
 
   // Start from a sample's λ on large sets, else where the Poisson objective would put λ if every
-  // page were free (MATH.md 3.1).
+  // page were free (docs/math.md 3.1).
   const sampled = count >= SAMPLE_ABOVE ? sampleLambda(options, sumLower) : Number.NaN
   let y = clampY(sampled > 0 ? Math.log(sampled) : poissonGuess(columns, set, target), yLow, yHigh)
   const model = options.model

@@ -11,9 +11,11 @@ export interface PageColumns {
   lowerCrawlsPerDay: Float64Array
   /**
    * The effective upper bound, crawls per day: u_i, lowered to the page's capped rate when its host
-   * cap binds (MATH.md 3.2), and equal to l_i when μ_i = 0 or Δ_i = 0 (such pages stay at l_i).
+   * cap binds (docs/math.md 3.2), and equal to l_i when μ_i = 0 or Δ_i = 0 (such pages stay at l_i).
    */
   upperCrawlsPerDay: Float64Array
+  /** β_i of the gamma-mixed age law (+Infinity: Poisson), for `freshness-renewal` only. */
+  ageShape?: Float64Array
 }
 
 /** Pages `indices[0..count)`, or pages `0..count)` when `indices` is null. */

@@ -1,7 +1,7 @@
 /**
- * Crawl rates for every page under a global budget and per-host caps (MATH.md 3.1–3.4).
+ * Crawl rates for every page under a global budget and per-host caps (docs/math.md 3.1–3.4).
  *
- * Host caps (MATH.md 3.2) are solved first: a host whose pages would exceed C_h even at λ = 0 gets
+ * Host caps (docs/math.md 3.2) are solved first: a host whose pages would exceed C_h even at λ = 0 gets
  * κ_h, the multiplier at which its pages sum to C_h, and its pages' upper bounds drop to their rates at
  * κ_h. Because every page rate is non-increasing in λ, the page's rate at a global λ is then
  * ρ_i(max(λ, κ_h)) = clamp(ρ_i(λ), l_i, ρ_i(κ_h)), so the global problem is the uncapped one with
@@ -14,8 +14,9 @@
  * bind. If λ comes out lower, the set-aside hosts that overspend at λ get their κ_h and the global
  * problem is solved again, until none does.
  */
+import { additionError, compensatedSum } from './compensatedSum.ts'
 import { solveFreshnessSet } from './freshnessSweep.ts'
-import { HarmonicKernel, PassModel, PeriodicKernel, type RateKernel } from './kernels.ts'
+import { HarmonicKernel, PassModel, PeriodicKernel, RenewalKernel, type RateKernel } from './kernels.ts'
 import { solveMultiplierSet } from './multiplierSearch.ts'
 import { marginalUtility, pageFreshness } from './pageRate.ts'
 import { strideSample, type PageColumns, type PageSet } from './pageSet.ts'
@@ -27,7 +28,7 @@ import { InfeasibleBudgetError, type Objective, type RateProblem, type RateSolut
  */
 const FEASIBILITY_TOLERANCE = 1e-12
 
-const OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic']
+const OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal']
 
 /** Instances with at least this many pages probe λ before solving host caps (see the module comment). */
 const PROBE_ABOVE_PAGES = 50_000
@@ -38,7 +39,7 @@ const PROBE_MARGIN = 0.1
 /**
  * Solves max Σ μ_i f(ρ_i) s.t. Σ ρ_i ≤ R, l_i ≤ ρ_i ≤ u_i, Σ_{i∈h} ρ_i ≤ C_h.
  * - Budget binding: Σ ρ = R to ~1e-13 relative (exact closed form for `freshness`, a safeguarded
- *   model-based search on ln λ with the MATH.md 3.3 finish otherwise, see multiplierSearch.ts).
+ *   model-based search on ln λ with the docs/math.md 3.3 finish otherwise, see multiplierSearch.ts).
  * - Not binding (R ≥ Σ of the capped upper bounds): every page at its (capped) upper bound, λ = 0.
  * - μ_i = 0 or Δ_i = 0: ρ_i = l_i.
  * Throws InfeasibleBudgetError when Σ l > R or a host's Σ l > C_h, and RangeError on malformed input
@@ -56,6 +57,7 @@ export function solveRates(problem: RateProblem): RateSolution {
   const maxRate = problem.maxCrawlsPerDay
   for (let i = 0; i < n; i++) upper[i] = importance[i]! > 0 && delta[i]! > 0 ? maxRate[i]! : lower[i]!
   const columns: PageColumns = { changesPerDay: delta, importance, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper }
+  if (objective === 'freshness-renewal' && problem.ageShape !== undefined) columns.ageShape = problem.ageShape
 
   const sumLower = compensatedSum(lower, n)
   if (sumLower > budget * (1 + FEASIBILITY_TOLERANCE)) {
@@ -90,19 +92,19 @@ export function solveRates(problem: RateProblem): RateSolution {
   for (let h = 0; h < hostCount; h++) hostLambda[h] = Math.max(lambda, hostLambda[h]!)
 
   let total = 0
-  let totalCompensation = 0
+  let compensation = 0
   let weightedFreshness = 0
   let sumImportance = 0
   let pagesCrawled = 0
-  const reportObjective: Objective = objective === 'freshness-periodic' ? objective : 'freshness'
+  const reportObjective: Objective = objective === 'freshness-periodic' || objective === 'freshness-renewal' ? objective : 'freshness'
+  const shape = columns.ageShape
   for (let i = 0; i < n; i++) {
     const rate = out[i]!
-    const next = total + rate
-    totalCompensation += total >= rate ? total - next + rate : rate - next + total
-    total = next
+    compensation += additionError(total, rate)
+    total += rate
     const mu = importance[i]!
     if (mu > 0) {
-      weightedFreshness += mu * pageFreshness(reportObjective, rate, delta[i]!)
+      weightedFreshness += mu * pageFreshness(reportObjective, rate, delta[i]!, shape === undefined ? Number.POSITIVE_INFINITY : shape[i]!)
       sumImportance += mu
     }
     if (rate > lower[i]!) pagesCrawled++
@@ -111,7 +113,7 @@ export function solveRates(problem: RateProblem): RateSolution {
     crawlsPerDay: out,
     lambda,
     hostLambda,
-    totalCrawlsPerDay: total + totalCompensation,
+    totalCrawlsPerDay: total + compensation,
     expectedFreshness: sumImportance > 0 ? weightedFreshness / sumImportance : 1,
     pagesCrawled,
   }
@@ -153,7 +155,8 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
       upperChanged() {},
     }
   }
-  const kernel: RateKernel = objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns)
+  const kernel: RateKernel =
+    objective === 'harmonic' ? new HarmonicKernel(columns) : objective === 'freshness-renewal' && columns.ageShape !== undefined ? new RenewalKernel(columns) : new PeriodicKernel(columns)
   let scratch: [Float64Array, Float64Array] | null = null
   let model: PassModel | null = null
   return {
@@ -344,27 +347,16 @@ function sampledLambda(solver: SetSolver, columns: PageColumns, n: number, sumLo
  * reach l only as λ → ∞); 0 when no page can move.
  */
 function lambdaHoldingAllAtLower(objective: Objective, columns: PageColumns, set: PageSet): number {
-  const { changesPerDay: delta, importance, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
+  const { changesPerDay: delta, importance, lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper, ageShape } = columns
   const { indices, count } = set
   let lambda = 0
   for (let k = 0; k < count; k++) {
     const i = indices === null ? k : indices[k]!
     if (!(upper[i]! > lower[i]!)) continue
-    lambda = Math.max(lambda, marginalUtility(objective, lower[i]!, delta[i]!, importance[i]!))
+    const shape = ageShape === undefined ? Number.POSITIVE_INFINITY : ageShape[i]!
+    lambda = Math.max(lambda, marginalUtility(objective, lower[i]!, delta[i]!, importance[i]!, shape))
   }
   return Math.min(lambda, Number.MAX_VALUE)
-}
-
-function compensatedSum(values: Float64Array, count: number): number {
-  let sum = 0
-  let compensation = 0
-  for (let i = 0; i < count; i++) {
-    const value = values[i]!
-    const next = sum + value
-    compensation += Math.abs(sum) >= Math.abs(value) ? sum - next + value : value - next + sum
-    sum = next
-  }
-  return sum + compensation
 }
 
 function validate(problem: RateProblem): { n: number; hostCount: number } {
@@ -391,6 +383,11 @@ function validate(problem: RateProblem): { n: number; hostCount: number } {
   const hostCount = caps?.length ?? 0
   for (let h = 0; h < hostCount; h++) {
     if (!(caps![h]! >= 0)) throw new RangeError(`host ${h}: cap must be ≥ 0, got ${caps![h]}`)
+  }
+  const shapes = problem.ageShape
+  if (shapes !== undefined) {
+    if (shapes.length !== n) throw new RangeError(`ageShape has length ${shapes.length}, expected ${n}`)
+    for (let i = 0; i < n; i++) if (!(shapes[i]! > 0)) throw new RangeError(`page ${i}: ageShape must be > 0 (+Infinity for Poisson), got ${shapes[i]}`)
   }
   const hosts = problem.hostIndex
   if (hosts !== undefined) {

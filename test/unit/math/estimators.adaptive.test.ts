@@ -1,5 +1,5 @@
 /**
- * mleAdaptive (src/math/estimators/adaptive.ts): the MLE of MATH.md 1.5 over the intervals since the
+ * mleAdaptive (src/math/estimators/adaptive.ts): the MLE of docs/math.md 1.5 over the intervals since the
  * last detected change of rate. Checked against formulas, against the exact MLE of the segment, and
  * in simulations with known truth: a tenfold jump is found within a few intervals, a page whose rate
  * does not change rarely restarts and converges like the MLE.

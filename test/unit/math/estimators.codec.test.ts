@@ -36,8 +36,27 @@ test('no bytes, too few bytes or another layout version read as no state', () =>
   assert.equal(decodeEstimatorState(new Uint8Array(0)), null)
   assert.equal(decodeEstimatorState(new Uint8Array(5)), null)
   const bytes = encodeEstimatorState(jumpingHistory(4, 10))
-  new DataView(bytes.buffer).setFloat64(0, 2, false)
+  new DataView(bytes.buffer).setFloat64(0, 3, false)
   assert.equal(decodeEstimatorState(bytes), null)
+})
+
+test('layout 1, stored before shape fits and run statistics, still decodes: the same estimates, Poisson, fitted when next due', () => {
+  for (let seed = 1; seed <= 30; seed++) {
+    const state = readEstimatorState(jumpingHistory(seed, 10 + seed))
+    // Layout 1 is layout 2 without its tail (shape fields, age histogram, block statistics), version 1.
+    const full = encodeEstimatorState(state)
+    const view = new DataView(full.buffer)
+    let slot = 1 + 8 + 1 + view.getFloat64(8 * 9, false) + 8 // header, Last-Modified, classes, segment
+    for (let h = 0; h < 3; h++) slot += 1 + 4 * view.getFloat64(8 * slot, false)
+    const v1 = full.slice(0, 8 * slot)
+    new DataView(v1.buffer).setFloat64(0, 1, false)
+    const decoded = decodeEstimatorState(v1)
+    assert.ok(decoded)
+    assert.deepEqual(currentEstimates(decoded, SETTINGS), currentEstimates(state, SETTINGS))
+    assert.equal(decoded.ageShape, null)
+    assert.equal(decoded.ageShapeFitIntervals, 0)
+    assert.deepEqual(decoded.ageHistogram, [])
+  }
 })
 
 test('truncated or corrupted bytes give a well-formed state: every estimate finite or null', () => {

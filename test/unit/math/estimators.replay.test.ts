@@ -1,11 +1,11 @@
 /**
  * Online MLE against the exact MLE on real update times (git/git file histories, 2020–2024, from
- * the shared replay data; skipped when that file is absent). Each page is crawled over the whole
+ * the replay data in datasets/replay). Each page is crawled over the whole
  * window, in real time (no rescaling), and its crawl intervals judged against the real change times.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { createRandom, type Random } from '../../../src/math/random.ts'
@@ -19,10 +19,9 @@ import {
   type ChangeInterval,
 } from '../../../src/math/estimators/index.ts'
 import { SETTINGS, type IntervalSampler } from './estimatorsHelpers.ts'
+import { SECONDS_PER_DAY } from '../../../src/math/units.ts'
 
-// ../shared beside the checkout (DEVELOPERS.md)
-const REPLAY_FILE = fileURLToPath(new URL('../../../../shared/data/replay/git-master-2020-2024.jsonl.gz', import.meta.url))
-const SECONDS_PER_DAY = 86_400
+const REPLAY_FILE = fileURLToPath(new URL('../../../datasets/replay/git-master-2020-2024.jsonl.gz', import.meta.url))
 
 const SCHEDULES: [string, IntervalSampler][] = [
   ['periodic, every 30 days', () => 30],
@@ -30,7 +29,7 @@ const SCHEDULES: [string, IntervalSampler][] = [
   ['half 1 hour, half 90 days (exponential)', (random: Random) => (random.next() < 0.5 ? random.exponential(24) : random.exponential(1 / 90))],
 ]
 
-test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages, final estimates)', { skip: !existsSync(REPLAY_FILE) }, (t) => {
+test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages, final estimates)', (t) => {
   const lines = gunzipSync(readFileSync(REPLAY_FILE)).toString('utf8').trim().split('\n')
   const header = JSON.parse(lines[0]!) as { windowStart: number; windowEnd: number }
   const pages = lines.slice(1).map((line) => JSON.parse(line) as { page: string; changes: number[] })

@@ -1,5 +1,5 @@
 /**
- * MATH.md 1.4: which estimators are consistent under which crawl schedule. Poisson changes with
+ * docs/math.md 1.4: which estimators are consistent under which crawl schedule. Poisson changes with
  * known Δ; every figure is the mean over 20 seeded runs of 2000 crawls.
  */
 import { test } from 'node:test'

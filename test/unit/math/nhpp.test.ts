@@ -4,9 +4,14 @@ import { createRandom } from '../../../src/math/random.ts'
 import type { Random } from '../../../src/math/random.ts'
 import {
   currentRate,
+  duaneFit,
+  duaneRate,
   duaneSlope,
   fitPowerLaw,
+  lambdaBar,
   localisedRate,
+  rateHistory,
+  segmentHistory,
   selectWindow,
   updatePointsFromCrawls,
 } from '../../../src/math/nhpp.ts'
@@ -311,4 +316,100 @@ test('smooth rising power law (β = 2, η = 10 days, 300 changes; 10 runs): λ̌
   }
   assert.ok(Math.abs(mean(lambdaRatios) - 1) < 0.15, `mean λ̌/λ ${mean(lambdaRatios)}`)
   assert.ok(mean(currentRatios) > 0.65 && mean(currentRatios) < 1, `mean current/λ ${mean(currentRatios)}`)
+})
+
+test('λ̄ (Singh 2007, 3.2): equals λ̌ at the last point, keeps β̂ elsewhere; on average near the true intensity', () => {
+  const fit = fitPowerLaw([1, 2, 4, 7, 8, 11], 0)!
+  assert.ok(Math.abs(lambdaBar(fit, 11)! - localisedRate(fit, 11)!) < 1e-12)
+  // (n − 3) β̂ t^{β̂−1} / t_n^{β̂} at t = 5.
+  assert.ok(Math.abs(lambdaBar(fit, 5)! - (3 * fit.beta * Math.pow(5, fit.beta - 1)) / Math.pow(11, fit.beta)) < 1e-12)
+  assert.equal(lambdaBar(fitPowerLaw([1, 2, 4], 0)!, 4), null)
+  assert.equal(lambdaBar(fit, 0), null)
+  // Time truncation at T: (n − 1) β̂ t^{β̂−1} / T^{β̂}.
+  const timed = fitPowerLaw([1, 2, 4, 7, 8, 11], 0, { observedUntilDays: 15 })!
+  assert.ok(Math.abs(lambdaBar(timed, 15)! - (5 * timed.beta) / 15) < 1e-12)
+  // β = 2, η = 10, windows of 20 points (Calabria et al. 1988): mean λ̄(t_n) within 10 % of the mean true λ(t_n).
+  for (const beta of [0.5, 2]) {
+    const estimates: number[] = []
+    const truths: number[] = []
+    for (let run = 0; run < 400; run++) {
+      const times = simulatePowerLaw(createRandom(5000 + run), beta, 10, 20)
+      const tn = times[times.length - 1]!
+      estimates.push(lambdaBar(fitPowerLaw(times, 0)!, tn)!)
+      truths.push(trueIntensity(beta, 10, tn))
+    }
+    assert.ok(Math.abs(mean(estimates) / mean(truths) - 1) < 0.1, `β=${beta}: ${mean(estimates)} vs ${mean(truths)}`)
+  }
+})
+
+test('Duane rate (Singh 2007, 3.3): instantaneous (1 − γ) t^{−γ}/α tracks the intensity, cumulative t^{−γ}/α the mean rate', () => {
+  for (const beta of [0.5, 1, 2]) {
+    const instantaneous: number[] = []
+    const cumulative: number[] = []
+    for (let run = 0; run < 20; run++) {
+      const times = simulatePowerLaw(createRandom(6000 + run), beta, 10, 400)
+      const tn = times[times.length - 1]!
+      const fit = duaneFit(times, 0)!
+      assert.equal(fit.gamma, duaneSlope(times, 0))
+      const rates = duaneRate(fit, 0, tn)!
+      instantaneous.push(rates.changesPerDay / trueIntensity(beta, 10, tn))
+      cumulative.push(rates.cumulativeChangesPerDay / (times.length / tn))
+    }
+    assert.ok(Math.abs(mean(instantaneous) - 1) < 0.15, `β=${beta}: instantaneous / true ${mean(instantaneous)}`)
+    assert.ok(Math.abs(mean(cumulative) - 1) < 0.1, `β=${beta}: cumulative / (n/t_n) ${mean(cumulative)}`)
+  }
+  assert.equal(duaneRate({ gamma: 0, alpha: 1 }, 5, 5), null)
+})
+
+test('segmentHistory: windows over the whole history follow each change of rate (1, 5, then 0.5 a day; 20 runs)', () => {
+  const regimes = [
+    { untilDays: 100, changesPerDay: 1 },
+    { untilDays: 140, changesPerDay: 5 },
+    { untilDays: 300, changesPerDay: 0.5 },
+  ]
+  const boundaryErrors: number[] = []
+  for (let run = 0; run < 20; run++) {
+    const times = simulatePiecewise(createRandom(7000 + run), regimes)
+    const windows = segmentHistory(times, { originDays: 0 })
+    // Contiguous, covering every point, the last one the current window.
+    assert.equal(windows[0]!.startIndex, 0)
+    assert.equal(windows[0]!.windowStartDays, 0)
+    for (let i = 1; i < windows.length; i++) {
+      assert.equal(windows[i]!.startIndex, windows[i - 1]!.endIndex)
+      assert.equal(windows[i]!.windowStartDays, windows[i - 1]!.windowEndDays)
+    }
+    assert.equal(windows[windows.length - 1]!.endIndex, times.length)
+    assert.equal(windows[windows.length - 1]!.startIndex, selectWindow(times, { originDays: 0 })!.startIndex)
+    assert.ok(windows.every((w) => w.points >= 4))
+    // A window boundary near each change of rate, and each regime's rate from the window covering it.
+    for (const change of [100, 140]) {
+      boundaryErrors.push(Math.min(...windows.slice(1).map((w) => Math.abs(w.windowStartDays - change))))
+    }
+    for (const regime of regimes) {
+      const middle = regime.untilDays - 10
+      const covering = windows.find((w) => w.windowStartDays <= middle && middle <= w.windowEndDays)!
+      assert.ok(Math.abs(covering.meanChangesPerDay / regime.changesPerDay - 1) < 0.35, `run ${run}: ${covering.meanChangesPerDay} for ${regime.changesPerDay}`)
+    }
+  }
+  assert.ok(mean(boundaryErrors) < 3, `mean distance of the nearest boundary to a change: ${mean(boundaryErrors)} days`)
+  assert.deepEqual(segmentHistory([1, 2, 3]), [])
+})
+
+test('rateHistory and currentRate: every window estimate of a constant rate (1/day, 200 days; 10 runs) is near 1 on average', () => {
+  // Measured mean (and lowest run): n/T 0.96 (0.79), λ̌ and λ̄ 0.98 (0.85), Duane 0.93 (0.65), cumulative Duane 0.94 (0.70).
+  const sums: Record<string, number> = {}
+  for (let run = 0; run < 10; run++) {
+    const changes = simulatePiecewise(createRandom(85 + run), [{ untilDays: 200, changesPerDay: 1 }])
+    const crawls = crawlHistory(changes, 0.05, 200, true)
+    const windows = rateHistory(crawls)
+    assert.ok(windows.length >= 1)
+    assert.equal(windows[windows.length - 1]!.endIndex, updatePointsFromCrawls(crawls).length)
+    const rate = currentRate(crawls, 200)!
+    assert.equal(rate.changesPerDay, rate.model === 'constant' ? rate.alternatives.mean : rate.alternatives.weibull)
+    for (const [name, value] of Object.entries(rate.alternatives)) {
+      assert.ok(value !== null)
+      sums[name] = (sums[name] ?? 0) + value / 10
+    }
+  }
+  for (const [name, value] of Object.entries(sums)) assert.ok(Math.abs(value - 1) < 0.2, `${name}: mean ${value}`)
 })

@@ -1,25 +1,11 @@
 // The root of g(x) = 1 − (1 + x)e^{−x} = c used for every free page of the periodic objective
-// (MATH.md 3.3): a tabulated guess polished by one Halley step. Checked here against roots found by
-// bisection on a direct evaluation of g, written independently in this file.
+// (docs/math.md 3.3): a tabulated guess polished by one Halley step. Checked here against roots found by
+// bisection on a direct evaluation of g (test/helpers/referenceFreshness.ts), independent of the solver.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { erlangCdf, inverseErlangCdf } from '../../../src/math/optimizer/erlang.ts'
 import { createRandom } from '../../../src/math/random.ts'
-
-/** g(x) from its series below 0.05 (terms to x^9) and from expm1/exp above; a few ulps everywhere. */
-function gDirect(x: number): number {
-  if (x < 0.05) {
-    // g(x)/x² = Σ_{k≥2} (−1)^k (k − 1)/k! · x^{k−2}, summed from the small end.
-    let sum = 0
-    for (let k = 11; k >= 2; k--) {
-      let factorial = 1
-      for (let j = 2; j <= k; j++) factorial *= j
-      sum += (k % 2 === 0 ? 1 : -1) * ((k - 1) / factorial) * x ** (k - 2)
-    }
-    return x * x * sum
-  }
-  return -Math.expm1(-x) - x * Math.exp(-x)
-}
+import { erlangG } from '../../helpers/referenceFreshness.ts'
 
 /** 1 − g(x) = (1 + x)e^{−x}, decreasing. */
 function survival(x: number): number {
@@ -30,7 +16,7 @@ function survival(x: number): number {
 function rootByBisection(c: number): number {
   let low = 1e-160
   let high = 60
-  const above = c <= 0.5 ? (x: number) => gDirect(x) > c : (x: number) => survival(x) < 1 - c
+  const above = c <= 0.5 ? (x: number) => erlangG(x) > c : (x: number) => survival(x) < 1 - c
   for (let k = 0; k < 400; k++) {
     const mid = Math.sqrt(low * high)
     if (!(mid > low && mid < high)) break
@@ -79,7 +65,7 @@ test('inverseErlangCdf at the ends of its domain: 0 for c ≤ 0, +∞ for c ≥ 
 test('erlangCdf agrees with the direct form across its three branches', () => {
   for (let e = -8; e <= 1.6; e += 0.001) {
     const x = 10 ** e
-    assert.ok(Math.abs(erlangCdf(x) / gDirect(x) - 1) < 1e-14, `x=${x}`)
+    assert.ok(Math.abs(erlangCdf(x) / erlangG(x) - 1) < 1e-14, `x=${x}`)
   }
-  for (const x of [0.1, 1, 1 + 2 ** -52, 40, 700]) assert.ok(Math.abs(erlangCdf(x) / gDirect(x) - 1) < 1e-14, `x=${x}`)
+  for (const x of [0.1, 1, 1 + 2 ** -52, 40, 700]) assert.ok(Math.abs(erlangCdf(x) / erlangG(x) - 1) < 1e-14, `x=${x}`)
 })

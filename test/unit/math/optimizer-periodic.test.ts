@@ -1,4 +1,4 @@
-// Periodic crawling (MATH.md 3.3): the inverse of g(x) = 1 − (1 + x)e^{−x}, and the numerical trap
+// Periodic crawling (docs/math.md 3.3): the inverse of g(x) = 1 − (1 + x)e^{−x}, and the numerical trap
 // near λ = μ/Δ where a page's rate jumps from about Δ/37 to 0 between two adjacent doubles.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

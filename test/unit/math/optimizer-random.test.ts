@@ -1,4 +1,4 @@
-// Seeded random instances of the crawl-rate problem (MATH.md 3.1–3.4), checked three ways:
+// Seeded random instances of the crawl-rate problem (docs/math.md 3.1–3.4), checked three ways:
 // 1. a KKT certificate built from the returned rates and multipliers (sufficient for optimality of
 //    this concave separable problem): budget, host caps, bounds, complementary slackness, and
 //    marginal utility = λ_h on free pages, ≤ λ_h at l, ≥ λ_h at u, all to 1e-9 relative;
@@ -10,46 +10,24 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rateForPage, solveRates, type Objective, type RateProblem, type RateSolution } from '../../../src/math/optimizer/index.ts'
 import { createRandom, type Random } from '../../../src/math/random.ts'
+import { referenceMarginal as marginal, referenceUtility as utility } from '../../helpers/referenceFreshness.ts'
 
 const TOLERANCE = 1e-9
 
-// ---- Independent per-page formulas (written here, not imported) ----
-
-/** 1 − (1 + x)e^{−x}; a short series below 1e-3 where the closed form cancels. */
-function g(x: number): number {
-  if (x === Number.POSITIVE_INFINITY) return 1
-  if (x < 1e-3) return x * x * (0.5 - x / 3 + (x * x) / 8 - (x * x * x) / 30)
-  return -Math.expm1(-x) - x * Math.exp(-x)
-}
-
-function marginal(objective: Objective, rho: number, delta: number, mu: number): number {
-  if (mu === 0 || delta === 0) return 0
-  if (objective === 'freshness') return (mu * delta) / ((rho + delta) * (rho + delta))
-  if (objective === 'freshness-periodic') return rho === 0 ? mu / delta : (mu / delta) * g(delta / rho)
-  return rho === 0 ? Number.POSITIVE_INFINITY : (mu * delta) / (rho * (rho + delta))
-}
-
-function utility(objective: Objective, rho: number, delta: number, mu: number): number {
-  if (mu === 0 || delta === 0) return 0
-  if (objective === 'freshness') return (mu * rho) / (rho + delta)
-  if (objective === 'freshness-periodic') return rho === 0 ? 0 : (mu * -Math.expm1(-delta / rho)) / (delta / rho)
-  return rho === 0 ? Number.NEGATIVE_INFINITY : -mu * Math.log1p(delta / rho)
-}
-
 /** The rate with marginal utility λ, clamped to [l, u], by bisection on ln ρ (any objective). */
-function referenceRate(objective: Objective, lambda: number, delta: number, mu: number, l: number, u: number): number {
+function referenceRate(objective: Objective, lambda: number, delta: number, mu: number, l: number, u: number, beta: number): number {
   if (mu === 0 || delta === 0 || u === l) return l
   if (lambda === 0) return u
-  if (marginal(objective, l, delta, mu) <= lambda) return l
-  if (u < Number.POSITIVE_INFINITY && marginal(objective, u, delta, mu) >= lambda) return u
+  if (marginal(objective, l, delta, mu, beta) <= lambda) return l
+  if (u < Number.POSITIVE_INFINITY && marginal(objective, u, delta, mu, beta) >= lambda) return u
   if (objective === 'freshness') return Math.min(u, Math.max(l, Math.sqrt((mu * delta) / lambda) - delta))
   let low = l > 0 ? l : delta * 1e-30
   let high = u < Number.POSITIVE_INFINITY ? u : Math.max(1, l) * 2
-  while (marginal(objective, high, delta, mu) > lambda) high *= 4
+  while (marginal(objective, high, delta, mu, beta) > lambda) high *= 4
   for (let k = 0; k < 200; k++) {
     const mid = Math.sqrt(low * high)
     if (mid <= low || mid >= high) break
-    if (marginal(objective, mid, delta, mu) > lambda) low = mid
+    if (marginal(objective, mid, delta, mu, beta) > lambda) low = mid
     else high = mid
   }
   return 0.5 * (low + high)
@@ -61,6 +39,8 @@ interface Page {
   l: number
   u: number
   host: number
+  /** β of the gamma-mixed age law (freshness-renewal; +Infinity: Poisson). */
+  beta: number
 }
 
 /** Bisection on ln λ for a decreasing total(λ) = target; returns the two ends (total ≥ / ≤ target). */
@@ -83,11 +63,11 @@ function bisectLambda(total: (lambda: number) => number, target: number): [numbe
  * (0 when the host fits at λ = 0, ∞ when only Σl fits); a page's rate at a global λ is its rate at
  * max(λ, κ_h). `upper` uses the bracket ends that spend at least C_h and R: it is optimal for a
  * problem with looser caps and budget, so its value is ≥ the optimum; `lower` uses the ends that spend
- * at most, so its value is ≤ the optimum. (Near the periodic edge of MATH.md 3.3 the two differ by a
+ * at most, so its value is ≤ the optimum. (Near the periodic edge of docs/math.md 3.3 the two differ by a
  * jump no λ resolves; elsewhere they agree to ~1e-15.)
  */
 function referenceSolve(objective: Objective, pages: Page[], caps: number[], budget: number): { upper: number[]; lower: number[] } {
-  const rateAt = (p: Page, lambda: number) => referenceRate(objective, lambda, p.delta, p.mu, p.l, p.u)
+  const rateAt = (p: Page, lambda: number) => referenceRate(objective, lambda, p.delta, p.mu, p.l, p.u, p.beta)
   const kappaEnds = caps.map((cap, h): [number, number] => {
     const own = pages.filter((p) => p.host === h)
     const sumAt = (lambda: number) => own.reduce((s, p) => s + rateAt(p, lambda), 0)
@@ -120,7 +100,14 @@ function randomInstance(random: Random, objective: Objective): { pages: Page[]; 
     const mu = random.next() < 0.1 ? 0 : logUniform(random, 0.01, 100)
     const l = random.next() < 0.5 ? 0 : random.next() * 0.5
     const u = random.next() < 0.4 ? Number.POSITIVE_INFINITY : random.next() < 0.1 ? l : l + logUniform(random, 0.01, 20)
-    pages.push({ delta, mu, l, u, host: hostCount > 0 ? random.int(hostCount + 1) - 1 : -1 })
+    // Renewal: a third Poisson, the rest β log-uniform on [0.2, 50] (kept 0.05 away from β = 1, where the
+    // reference formula h loses digits).
+    let beta = Number.POSITIVE_INFINITY
+    if (objective === 'freshness-renewal' && random.next() < 2 / 3) {
+      do beta = logUniform(random, 0.2, 50)
+      while (Math.abs(beta - 1) < 0.05)
+    }
+    pages.push({ delta, mu, l, u, host: hostCount > 0 ? random.int(hostCount + 1) - 1 : -1, beta })
   }
   const spread = (p: Page) => (p.u < Number.POSITIVE_INFINITY ? p.u - p.l : p.delta + 1)
   const caps: number[] = []
@@ -138,6 +125,7 @@ function randomInstance(random: Random, objective: Objective): { pages: Page[]; 
     importance: Float64Array.from(pages, (p) => p.mu),
     minCrawlsPerDay: Float64Array.from(pages, (p) => p.l),
     maxCrawlsPerDay: Float64Array.from(pages, (p) => p.u),
+    ...(objective === 'freshness-renewal' ? { ageShape: Float64Array.from(pages, (p) => p.beta) } : {}),
     ...(hostCount > 0 ? { hostIndex: Int32Array.from(pages, (p) => p.host), hostMaxCrawlsPerDay: Float64Array.from(caps) } : {}),
     budgetCrawlsPerDay: budget,
     objective,
@@ -182,7 +170,7 @@ function checkKkt(objective: Objective, pages: Page[], caps: number[], budget: n
       assert.equal(rho, p.l, `${where}: no utility, must sit at l`)
       return
     }
-    const m = marginal(objective, rho, p.delta, p.mu)
+    const m = marginal(objective, rho, p.delta, p.mu, p.beta)
     const atLower = rho <= p.l * (1 + 1e-13)
     const atUpper = rho >= p.u * (1 - 1e-13)
     if (atLower && m <= lh * (1 + TOLERANCE)) return
@@ -194,7 +182,7 @@ function checkKkt(objective: Objective, pages: Page[], caps: number[], budget: n
   return free
 }
 
-for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const) {
+for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
   const instances = objective === 'freshness' ? 500 : 300
   test(`${objective}: ${instances} seeded random instances match KKT, the slow solver's objective (1e-9) and rateForPage`, (t) => {
     worst.budget = 0
@@ -214,7 +202,11 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const
       freePages += checkKkt(objective, pages, caps, problem.budgetCrawlsPerDay, s, label)
 
       const reference = referenceSolve(objective, pages, caps, problem.budgetCrawlsPerDay)
-      const value = (rates: ArrayLike<number>) => pages.reduce((a, p, i) => a + utility(objective, rates[i]!, p.delta, p.mu), 0)
+      // A renewal page with β < 1 and l = 0 has f growing like ρ^β at 0, so at a rate within the budget's
+      // rounding (ρ < 1e-9 R, where Σρ = R holds to 1e-13) its utility is not determined to 1e-9: such
+      // pages are left out of the comparison, in ours and in the reference alike.
+      const steepAtZero = (p: Page, i: number) => objective === 'freshness-renewal' && p.beta < 1 && s.crawlsPerDay[i]! < 1e-9 * problem.budgetCrawlsPerDay
+      const value = (rates: ArrayLike<number>) => pages.reduce((a, p, i) => a + (steepAtZero(p, i) ? 0 : utility(objective, rates[i]!, p.delta, p.mu, p.beta)), 0)
       const ours = value(s.crawlsPerDay)
       const low = value(reference.upper) // spends ≥ R and ≥ C_h: an upper bound on the optimum
       const high = value(reference.lower) // spends ≤ R and ≤ C_h: a lower bound
@@ -228,14 +220,14 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const
         const rho = s.crawlsPerDay[i]!
         if (!(rho > p.l && rho < p.u) || s.lambda === 0) return
         // Near the periodic edge the rate is ill-conditioned in λ (d ln ρ / d ln λ ≈ e^x/x², x = Δ/ρ:
-        // 1e6 at x = 20) and beyond x ≈ 37 no double λ gives it at all (MATH.md 3.3). The KKT check
+        // 1e6 at x = 20) and beyond x ≈ 37 no double λ gives it at all (docs/math.md 3.3). The KKT check
         // above covers those pages.
-        if (objective === 'freshness-periodic' && p.delta / rho > 20) {
+        if ((objective === 'freshness-periodic' || (objective === 'freshness-renewal' && p.beta > 1)) && p.delta / rho > 20) {
           edgePages++
           return
         }
         const lh = p.host >= 0 ? s.hostLambda[p.host]! : s.lambda
-        const again = rateForPage({ changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u }, lh, objective)
+        const again = rateForPage({ changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u, ageShape: p.beta }, lh, objective)
         // Rates are differences of terms of size Δ (√(μΔ/λ) − Δ), so compare on that scale.
         assert.ok(Math.abs(again - rho) <= 1e-9 * (rho + p.delta), `${label} page ${i}: rateForPage ${again} ≠ solved ${rho}`)
       })

@@ -1,4 +1,4 @@
-// The optimiser at service scale (MATH.md 3.1–3.4): 100,000 seeded pages on 2,000 hosts, checked page
+// The optimiser at service scale (docs/math.md 3.1–3.5): 100,000 seeded pages on 2,000 hosts, checked page
 // by page with the KKT conditions (budget and caps to 1e-9, marginal utility = λ_h on free pages).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -28,10 +28,13 @@ function instance(objective: Objective): RateProblem {
     sumDelta += changesPerDay[i]!
   }
   const hostMaxCrawlsPerDay = Float64Array.from(hostDelta, (d) => (random.next() < 0.3 ? 5 + 0.3 * d : Number.POSITIVE_INFINITY))
-  return { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, hostIndex, hostMaxCrawlsPerDay, budgetCrawlsPerDay: 0.3 * sumDelta, objective }
+  // Renewal: 30 % Poisson, the others β log-uniform on [0.3, 30] (its own stream: the other instances do not change).
+  const shapeRandom = createRandom(100)
+  const ageShape = Float64Array.from({ length: PAGES }, () => (shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100))))
+  return { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, hostIndex, hostMaxCrawlsPerDay, ageShape, budgetCrawlsPerDay: 0.3 * sumDelta, objective }
 }
 
-for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const) {
+for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
   test(`${objective}: ${PAGES} pages on ${HOSTS} hosts meet budget, caps and KKT to 1e-9`, (t) => {
     const problem = instance(objective)
     const s = solveRates(problem)
@@ -49,7 +52,7 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const
       const u = problem.maxCrawlsPerDay[i]!
       assert.ok(rho >= l && rho <= u)
       const lh = h >= 0 ? s.hostLambda[h]! : s.lambda
-      const m = marginalUtility(objective, rho, problem.changesPerDay[i]!, problem.importance[i]!)
+      const m = marginalUtility(objective, rho, problem.changesPerDay[i]!, problem.importance[i]!, problem.ageShape![i]!)
       if (m === 0) {
         assert.equal(rho, l)
         continue

@@ -1,4 +1,4 @@
-// The multiplier search behind the periodic and harmonic objectives (MATH.md 3.3, 3.4): the pass
+// The multiplier search behind the periodic and harmonic objectives (docs/math.md 3.3, 3.4): the pass
 // model (kinks re-evaluated exactly, the rest by Taylor), the sampled start on large sets, and the
 // edge trap at a size where both are in play. Checked through solveRates with the KKT conditions,
 // and through solveMultiplierSet with a counting kernel.
@@ -25,7 +25,7 @@ function checkKkt(problem: RateProblem, rates: Float64Array, lambda: number, lab
     if (m === 0) continue
     if (rho === l) assert.ok(m <= lambda * (1 + 1e-9), `${label} page ${i} at l: ${m} > λ ${lambda}`)
     else if (rho === u) assert.ok(m >= lambda * (1 - 1e-9), `${label} page ${i} at u: ${m} < λ ${lambda}`)
-    // Near the periodic edge rates are a convex combination of two adjacent multipliers (MATH.md 3.3):
+    // Near the periodic edge rates are a convex combination of two adjacent multipliers (docs/math.md 3.3):
     // their marginal utility is λ to the width of that bracket, a few ulps.
     else assert.ok(Math.abs(m / lambda - 1) < 1e-9, `${label} page ${i}: marginal ${m} vs λ ${lambda}`)
   }
@@ -119,7 +119,7 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
 
 test('periodic trap at scale: 150,000 pages, half with μ/Δ = 1 (one shared edge), budgets across the edge, Σρ = R to 1e-9', () => {
   // The shared edge puts half the pages in the model's list at once (far more than it holds), and
-  // no λ meets these budgets: the finish of MATH.md 3.3 must give the leftover to the edge pages.
+  // no λ meets these budgets: the finish of docs/math.md 3.3 must give the leftover to the edge pages.
   const random = createRandom(23)
   const n = 150_000
   const delta = new Float64Array(n)

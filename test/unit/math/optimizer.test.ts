@@ -1,4 +1,4 @@
-// Crawl-rate optimiser: hand-computed cases, edge cases and the per-page formulas (MATH.md 3.1–3.4).
+// Crawl-rate optimiser: hand-computed cases, edge cases and the per-page formulas (docs/math.md 3.1–3.4).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
@@ -10,6 +10,7 @@ import {
   type Objective,
   type RateProblem,
 } from '../../../src/math/optimizer/index.ts'
+import { referenceUtility } from '../../helpers/referenceFreshness.ts'
 
 const OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic']
 
@@ -176,7 +177,7 @@ test('pageFreshness formulas', () => {
   close(pageFreshness('harmonic', 3, 1), 0.75)
   close(pageFreshness('freshness-periodic', 1, 1), 1 - Math.exp(-1))
   close(pageFreshness('freshness-periodic', 2, 1), 2 * (1 - Math.exp(-0.5)))
-  // Periodic ≥ Poisson at the same rate (MATH.md 3.3).
+  // Periodic ≥ Poisson at the same rate (docs/math.md 3.3).
   assert.ok(pageFreshness('freshness-periodic', 0.3, 2) > pageFreshness('freshness', 0.3, 2))
   // Very frequent crawls: 1 − x/2 + x²/6 with x = Δ/ρ = 1e-9, no cancellation.
   close(pageFreshness('freshness-periodic', 1e9, 1), 1 - 5e-10, 1e-15)
@@ -190,16 +191,22 @@ test('pageFreshness formulas', () => {
 })
 
 test('marginalUtility is the derivative of μ f(ρ) (central differences)', () => {
-  const utility: Record<Objective, (rho: number, delta: number) => number> = {
-    freshness: (rho, delta) => rho / (rho + delta),
-    'freshness-periodic': (rho, delta) => (rho / delta) * -Math.expm1(-delta / rho),
-    harmonic: (rho, delta) => Math.log(rho / (rho + delta)),
-  }
+  // Poisson pages (no shape): the renewal utility is the periodic one.
   for (const objective of OBJECTIVES) {
     for (const [rho, delta, mu] of [[0.5, 2, 3], [4, 0.1, 0.7], [0.02, 1, 1]] as const) {
       const h = rho * 1e-5
-      const numeric = (mu * (utility[objective](rho + h, delta) - utility[objective](rho - h, delta))) / (2 * h)
+      const numeric = (referenceUtility(objective, rho + h, delta, mu) - referenceUtility(objective, rho - h, delta, mu)) / (2 * h)
       close(marginalUtility(objective, rho, delta, mu), numeric, 1e-7, `${objective} ρ=${rho}`)
+    }
+  }
+  // Renewal pages: f = (ρ/Δ) ∫_0^{Δ/ρ} (1 + s/β)^{−β} ds.
+  for (const beta of [0.4, 2.5, 30]) {
+    const f = (rho: number, delta: number) => referenceUtility('freshness-renewal', rho, delta, 1, beta)
+    for (const [rho, delta, mu] of [[0.5, 2, 3], [4, 0.1, 0.7], [0.02, 1, 1]] as const) {
+      const h = rho * 1e-5
+      const numeric = (mu * (f(rho + h, delta) - f(rho - h, delta))) / (2 * h)
+      close(marginalUtility('freshness-renewal', rho, delta, mu, beta), numeric, 1e-7, `renewal β=${beta} ρ=${rho}`)
+      close(pageFreshness('freshness-renewal', rho, delta, beta), f(rho, delta), 1e-12, `renewal freshness β=${beta} ρ=${rho}`)
     }
   }
 })
@@ -215,6 +222,12 @@ test('rateForPage: formulas, clamping, and λ = 0', () => {
   // Periodic: λ = (μ/Δ) g(1) → ρ = Δ/1.
   close(rateForPage(page, 4 * (1 - 2 / Math.E), 'freshness-periodic'), 1, 1e-12)
   assert.equal(rateForPage(page, 4, 'freshness-periodic'), 0) // c = λΔ/μ = 1
+  // Renewal without a shape is periodic; with β = 2, h(1) = 2(1 − 2/1.5²) = 2/9, so λ = 4 · 2/9 → ρ = 1.
+  assert.equal(rateForPage(page, 1, 'freshness-renewal'), rateForPage(page, 1, 'freshness-periodic'))
+  close(rateForPage({ ...page, ageShape: 2 }, (4 * 2) / 9, 'freshness-renewal'), 1, 1e-12)
+  assert.equal(rateForPage({ ...page, ageShape: 2 }, 4 * 2, 'freshness-renewal'), 0) // c = h(∞) = 2
+  assert.ok(rateForPage({ ...page, ageShape: 0.7 }, 1e6, 'freshness-renewal') > 0) // β ≤ 1: h unbounded, never given up
+  assert.throws(() => rateForPage({ ...page, ageShape: 0 }, 1, 'freshness-renewal'), RangeError)
   // λ = 0: u when finite, else l.
   assert.equal(rateForPage({ ...page, maxCrawlsPerDay: 7 }, 0, 'freshness'), 7)
   assert.equal(rateForPage({ ...page, minCrawlsPerDay: 0.1 }, 0, 'harmonic'), 0.1)

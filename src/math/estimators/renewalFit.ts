@@ -1,0 +1,184 @@
+/**
+ * The shape of a page's age law (docs/math.md 3.5): which member of the gamma-mixed Poisson family
+ * 1 − G(a) = (1 + Δa/β)^{−β} (src/math/renewal/gammaMixed.ts) its crawls support, with β = ∞ (Poisson)
+ * unless the evidence says otherwise.
+ *
+ * The evidence is the page's whole history, kept in O(1) space as log-bucket histograms
+ * (histogram.ts): the lengths of intervals that saw no change, each with likelihood 1 − G(τ) = S(τ);
+ * and either the ages (crawl time − Last-Modified) of the crawls that saw a change, each with density
+ * g(a) = Δ(1 + Δa/β)^{−β−1}, when the server reports Last-Modified (Li, Cline & Loguinov 2017, method M2:
+ * ages at crawls are samples of G), or else the lengths of the intervals that saw a change, each with
+ * likelihood G(τ). The intervals are treated as independent, as the MLE of docs/math.md 1.5 does.
+ *
+ * The fit profiles the likelihood over a fixed grid of shapes, each maximised over Δ by Newton steps
+ * on ln Δ, and keeps the best shape only if it beats Poisson by SHAPE_EVIDENCE_NATS of log-likelihood.
+ * With one constant crawl interval and no Last-Modified only G(τ) at that interval is identified (Li,
+ * Cline & Loguinov 2017), every shape fits it equally well, and the page stays Poisson: the optimiser
+ * does not chase noise. The threshold is well above the χ² test's usual 1.9 nats (5 % for one degree of
+ * freedom) because intervals of a bursty page are not independent, which makes the likelihood overstate
+ * its evidence.
+ *
+ * When: the fit costs about a millisecond, so it runs on a schedule, not on every crawl: when a page
+ * has SHAPE_MIN_INTERVALS intervals, and again whenever its interval count has grown by a factor
+ * SHAPE_REFIT_GROWTH since the last fit (about 20 fits over a page's first 1,000 intervals, an
+ * amortised cost of about 20 µs per crawl). A page's shape is a slow, long-run property of its
+ * updates; its rate, which can jump, is tracked by the scheduling estimator on every crawl. The
+ * optimiser combines the two: the fitted law's Δ, scaled by how much the scheduling estimate has moved
+ * since the fit (index.ts, renewalParameters).
+ */
+import { histogramPoints, type HistogramBin, type WeightedInterval } from './histogram.ts'
+
+/** The shapes the fit chooses among, besides Poisson (β = ∞). */
+const SHAPE_GRID: readonly number[] = Object.freeze([0.3, 0.4, 0.5, 0.7, 1, 1.5, 2, 3, 5, 8, 13, 20, 40])
+/** Log-likelihood (nats) by which the best shape must beat Poisson to be used. */
+const SHAPE_EVIDENCE_NATS = 5
+/** The first fit waits for this many intervals. */
+const SHAPE_MIN_INTERVALS = 16
+/** Refit when the interval count has grown by this factor since the last fit. */
+const SHAPE_REFIT_GROWTH = 1.25
+/** Last-Modified must be known on at least this share of crawls for the ages to be used. */
+const SHAPE_AGE_COVERAGE = 0.9
+
+/** What the fit reads: the whole history's histograms and Last-Modified coverage. */
+interface ShapeEvidence {
+  intervals: number
+  changedHistogram: readonly HistogramBin[]
+  unchangedHistogram: readonly HistogramBin[]
+  /** Ages at every crawl whose Last-Modified was known. */
+  ageHistogram: readonly HistogramBin[]
+  /** X: intervals that saw a change. */
+  changes: number
+  /** Crawls with a known age (Last-Modified statistics, docs/math.md 1.8). */
+  agedCrawls: number
+}
+
+interface ShapeFit {
+  /** β of the fitted gamma-mixed law, or +Infinity (Poisson). */
+  shape: number
+  /** Δ of the fitted law, changes per day (that of the Poisson fit when the shape is Poisson). */
+  changesPerDay: number
+  /** Best log-likelihood of that shape minus Poisson's, nats (≥ 0). */
+  evidenceNats: number
+  /** Whether the ages (Last-Modified) or the changed intervals carried the changes. */
+  usedAges: boolean
+}
+
+interface Points {
+  changed: WeightedInterval[]
+  unchanged: WeightedInterval[]
+  ages: WeightedInterval[]
+}
+
+/** ln(1 − e^{−s}) for s > 0, accurate at both ends. */
+function logOneMinusExpMinus(s: number): number {
+  return s > 0.693 ? Math.log1p(-Math.exp(-s)) : Math.log(-Math.expm1(-s))
+}
+
+/**
+ * Log-likelihood and its first two derivatives in u = ln Δ, for shape β (∞ = Poisson). With x = Δτ and
+ * w = 1/(1 + x/β): ln S = −β ln(1 + x/β), d/du = −xw, d²/du² = −xw²; with A = S·x·w (= dG/du),
+ * ln G has d/du = A/G and d²/du² = S x w²(1 − x)/G − (A/G)²; ln g(a) = u − (β + 1) ln(1 + y/β) with
+ * y = Δa, d/du = 1 − (β + 1)(y/β)w, d²/du² = −(β + 1)(y/β)w².
+ */
+function logLikelihood(points: Points, u: number, beta: number): { value: number; first: number; second: number } {
+  const rate = Math.exp(u)
+  const poisson = beta === Number.POSITIVE_INFINITY
+  let value = 0
+  let first = 0
+  let second = 0
+  for (const { intervalDays, weight } of points.unchanged) {
+    const x = rate * intervalDays
+    const w = poisson ? 1 : 1 / (1 + x / beta)
+    value -= weight * (poisson ? x : beta * Math.log1p(x / beta))
+    first -= weight * x * w
+    second -= weight * x * w * w
+  }
+  for (const { intervalDays, weight } of points.changed) {
+    const x = rate * intervalDays
+    if (!(x > 0)) continue
+    const w = poisson ? 1 : 1 / (1 + x / beta)
+    const logS = poisson ? -x : -beta * Math.log1p(x / beta)
+    const s = Math.exp(logS)
+    const logG = logOneMinusExpMinus(-logS)
+    const g = -Math.expm1(logS)
+    const a = s * x * w
+    value += weight * logG
+    first += weight * (a / g)
+    second += weight * ((s * x * w * w * (1 - x)) / g - (a / g) * (a / g))
+  }
+  for (const { intervalDays, weight } of points.ages) {
+    const y = rate * intervalDays
+    if (poisson) {
+      value += weight * (u - y)
+      first += weight * (1 - y)
+      second -= weight * y
+    } else {
+      const w = 1 / (1 + y / beta)
+      value += weight * (u - (beta + 1) * Math.log1p(y / beta))
+      first += weight * (1 - ((beta + 1) * y * w) / beta)
+      second -= (weight * (beta + 1) * y * w * w) / beta
+    }
+  }
+  return { value, first, second }
+}
+
+/** max over u of the log-likelihood for shape β, by safeguarded Newton from u0. */
+function profile(points: Points, beta: number, u0: number): { value: number; u: number } {
+  let u = u0
+  let current = logLikelihood(points, u, beta)
+  for (let iteration = 0; iteration < 60; iteration++) {
+    let step = current.second < 0 ? -current.first / current.second : Math.sign(current.first)
+    step = Math.max(-2, Math.min(2, step))
+    if (!Number.isFinite(step)) break
+    let next = logLikelihood(points, u + step, beta)
+    // Halve steps that do not increase the likelihood.
+    for (let k = 0; k < 30 && !(next.value >= current.value); k++) {
+      step /= 2
+      next = logLikelihood(points, u + step, beta)
+    }
+    if (!(next.value >= current.value)) break
+    u += step
+    current = next
+    if (Math.abs(step) < 1e-9) break
+  }
+  return { value: current.value, u }
+}
+
+/** Whether a page's history is due for a (re)fit (see the module comment). */
+export function shapeFitDue(intervals: number, intervalsAtLastFit: number): boolean {
+  return intervals >= SHAPE_MIN_INTERVALS && intervals >= SHAPE_REFIT_GROWTH * intervalsAtLastFit
+}
+
+/**
+ * The shape the evidence supports (see the module comment). `startChangesPerDay` is a rough rate to
+ * start Newton from (the page's Poisson MLE). Poisson unless some shape beats it by
+ * SHAPE_EVIDENCE_NATS; Poisson also when there are no changes or no unchanged intervals to tell.
+ */
+export function fitShape(evidence: ShapeEvidence, startChangesPerDay: number): ShapeFit {
+  const usedAges = evidence.intervals > 0 && evidence.agedCrawls >= SHAPE_AGE_COVERAGE * evidence.intervals && evidence.ageHistogram.length > 0
+  const points: Points = {
+    changed: usedAges ? [] : histogramPoints(evidence.changedHistogram),
+    unchanged: usedAges ? [] : histogramPoints(evidence.unchangedHistogram),
+    ages: usedAges ? histogramPoints(evidence.ageHistogram) : [],
+  }
+  const fallback = startChangesPerDay > 0 && Number.isFinite(startChangesPerDay) ? startChangesPerDay : 1
+  const poisson: ShapeFit = { shape: Number.POSITIVE_INFINITY, changesPerDay: fallback, evidenceNats: 0, usedAges }
+  if (evidence.changes <= 0 || evidence.changes >= evidence.intervals) return poisson
+  if (!usedAges && (points.unchanged.length === 0 || points.changed.length === 0)) return poisson
+  const base = profile(points, Number.POSITIVE_INFINITY, Math.log(fallback))
+  let best = { shape: Number.POSITIVE_INFINITY, value: base.value, u: base.u }
+  let u = base.u
+  // From Poisson down the grid, each fit starting where the previous one ended.
+  for (let k = SHAPE_GRID.length - 1; k >= 0; k--) {
+    const beta = SHAPE_GRID[k]!
+    const fit = profile(points, beta, u)
+    u = fit.u
+    if (fit.value > best.value) best = { shape: beta, value: fit.value, u: fit.u }
+  }
+  // The ages of successive crawls between two changes repeat one another: about one independent age
+  // per change, so their likelihood ratio is scaled down to that many.
+  const scale = usedAges ? Math.min(1, evidence.changes / Math.max(1, evidence.agedCrawls)) : 1
+  const evidenceNats = (best.value - base.value) * scale
+  if (!(evidenceNats >= SHAPE_EVIDENCE_NATS)) return { ...poisson, changesPerDay: Math.exp(base.u), evidenceNats: Math.max(0, evidenceNats) }
+  return { shape: best.shape, changesPerDay: Math.exp(best.u), evidenceNats, usedAges }
+}

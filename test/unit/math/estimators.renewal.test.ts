@@ -1,0 +1,160 @@
+/**
+ * The age-law shape fit (src/math/estimators/renewalFit.ts, docs/math.md 3.5) and mleAdaptive on bursty
+ * pages (adaptive.ts, docs/math.md 1.5): seeded simulations of Poisson, Pareto and Weibull updates.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  emptyEstimatorState,
+  estimateOf,
+  rateChangesDetected,
+  readEstimatorState,
+  renewalParameters,
+  stepEstimators,
+  type EstimatorState,
+} from '../../../src/math/estimators/index.ts'
+import { gamma } from '../../../src/math/renewal/gamma.ts'
+import { createRandom, type Random } from '../../../src/math/random.ts'
+import { SETTINGS } from './estimatorsHelpers.ts'
+
+type Family = { kind: 'poisson' } | { kind: 'pareto'; alpha: number } | { kind: 'weibull'; k: number }
+
+/** Inter-update times with mean 1 day. */
+function gaps(family: Family, random: Random): () => number {
+  if (family.kind === 'poisson') return () => random.exponential(1)
+  if (family.kind === 'pareto') {
+    const xm = (family.alpha - 1) / family.alpha
+    return () => xm * Math.pow(1 - random.next(), -1 / family.alpha)
+  }
+  const theta = 1 / gamma(1 + 1 / family.k)
+  return () => theta * Math.pow(-Math.log1p(-random.next()), 1 / family.k)
+}
+
+/**
+ * One page crawled `crawls` times every `intervalDays` (× a uniform jitter of ±`jitter`), its changes a
+ * renewal process in equilibrium; Last-Modified reported when `ages`.
+ */
+function crawlPage(family: Family, random: Random, options: { crawls: number; intervalDays: number; jitter?: number; ages?: boolean }): EstimatorState {
+  const gap = gaps(family, random)
+  let next = -200
+  while (next < 0) next += gap()
+  let last = Number.NEGATIVE_INFINITY
+  let state = emptyEstimatorState()
+  let t = 0
+  for (let k = 0; k < options.crawls; k++) {
+    const days = options.intervalDays * (1 + (options.jitter ?? 0) * (2 * random.next() - 1))
+    t += days
+    let changed = false
+    while (next <= t) {
+      changed = true
+      last = next
+      next += gap()
+    }
+    const ageDays = options.ages && last > Number.NEGATIVE_INFINITY ? t - last : null
+    state = stepEstimators(state, { intervalDays: days, changed, ageDays }, SETTINGS)
+  }
+  return state
+}
+
+const shapeOf = (state: EstimatorState) => readEstimatorState(state).ageShape
+
+test('shape fit: Poisson pages stay Poisson, with and without Last-Modified, at constant and varying intervals (0 of 400)', () => {
+  const random = createRandom(21)
+  let shaped = 0
+  for (let page = 0; page < 400; page++) {
+    const state = crawlPage({ kind: 'poisson' }, random, {
+      crawls: 200,
+      intervalDays: [0.3, 1, 2.5][page % 3]!,
+      jitter: page % 2 === 0 ? 0 : 0.6,
+      ages: page % 4 < 2,
+    })
+    if (shapeOf(state) !== null) shaped++
+  }
+  assert.equal(shaped, 0)
+})
+
+test('shape fit: one constant interval and no Last-Modified identify only G(τ), so even Pareto pages stay Poisson', () => {
+  const random = createRandom(22)
+  for (let page = 0; page < 60; page++) {
+    const state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 200, intervalDays: 1 })
+    assert.equal(shapeOf(state), null, `page ${page}`)
+  }
+})
+
+test('shape fit: with Last-Modified, most Pareto (α = 1.5) pages get a heavy-tailed shape (β ≤ 2)', () => {
+  const random = createRandom(23)
+  let heavy = 0
+  for (let page = 0; page < 100; page++) {
+    const shape = shapeOf(crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true }))
+    if (shape !== null && shape <= 2) heavy++
+  }
+  assert.ok(heavy >= 75, `${heavy} of 100`)
+})
+
+test('renewalParameters: Poisson pages keep their rate; a shaped page scales it by the fit, and follows the estimate', () => {
+  const poisson = crawlPage({ kind: 'poisson' }, createRandom(24), { crawls: 100, intervalDays: 1, ages: true })
+  assert.deepEqual(renewalParameters(poisson, 0.7), { ageShape: Number.POSITIVE_INFINITY, changesPerDay: 0.7 })
+  assert.deepEqual(renewalParameters(null, 0.7), { ageShape: Number.POSITIVE_INFINITY, changesPerDay: 0.7 })
+  const random = createRandom(25)
+  let state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true })
+  for (let k = 0; shapeOf(state) === null && k < 20; k++) state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true })
+  const s = readEstimatorState(state)
+  assert.ok(s.ageShape !== null)
+  const a = renewalParameters(state, 0.5)
+  const b = renewalParameters(state, 1)
+  assert.equal(a.ageShape, s.ageShape)
+  assert.ok(Math.abs(b.changesPerDay / a.changesPerDay - 2) < 1e-12)
+  assert.ok(Math.abs(a.changesPerDay - 0.5 * s.ageShapeRateRatio) < 1e-12)
+})
+
+test('mleAdaptive: one long unchanged gap moves the estimate to the whole-history MLE, not to a new segment of one interval', () => {
+  // 100 daily crawls of a page changing about 0.78 times a day (the segment's estimate), then 60 days unchanged.
+  let state = emptyEstimatorState()
+  const random = createRandom(26)
+  for (let k = 0; k < 100; k++) state = stepEstimators(state, { intervalDays: 1, changed: random.next() < 0.54, ageDays: null }, SETTINGS)
+  const before = estimateOf(state, 'mleAdaptive', SETTINGS)!
+  state = stepEstimators(state, { intervalDays: 60, changed: false, ageDays: null }, SETTINGS)
+  const after = estimateOf(state, 'mleAdaptive', SETTINGS)!
+  const whole = estimateOf(state, 'mle', SETTINGS)!
+  assert.equal(rateChangesDetected(state), 0)
+  assert.ok(Math.abs(after / whole - 1) < 1e-9, `mleAdaptive ${after} vs whole-history MLE ${whole}`)
+  assert.ok(after > before / 3, `${before} → ${after}`)
+})
+
+/** Median and 90th percentile of |Δ̂ − 1| (mean interval 1 day) over pages, for both estimators, and restarts per page. */
+function errors(family: Family, intervalDays: number, seed: number): { mle: [number, number]; adaptive: [number, number]; restarts: number } {
+  const random = createRandom(seed)
+  const mle: number[] = []
+  const adaptive: number[] = []
+  let restarts = 0
+  const pages = 150
+  for (let page = 0; page < pages; page++) {
+    const state = crawlPage(family, random, { crawls: 200, intervalDays })
+    mle.push(Math.abs(estimateOf(state, 'mle', SETTINGS)! - 1))
+    adaptive.push(Math.abs(estimateOf(state, 'mleAdaptive', SETTINGS)! - 1))
+    restarts += rateChangesDetected(state)
+  }
+  const quantiles = (v: number[]): [number, number] => {
+    v.sort((a, b) => a - b)
+    return [v[Math.floor(0.5 * v.length)]!, v[Math.floor(0.9 * v.length)]!]
+  }
+  return { mle: quantiles(mle), adaptive: quantiles(adaptive), restarts: restarts / pages }
+}
+
+test('mleAdaptive on renewal pages with a moderate tail (Pareto α = 3, Weibull k = 0.65, 0.8): median and p90 errors within 10 % of the whole-history MLE', (t) => {
+  const families: Family[] = [
+    { kind: 'pareto', alpha: 3 },
+    { kind: 'weibull', k: 0.65 },
+    { kind: 'weibull', k: 0.8 },
+  ]
+  let seed = 100
+  for (const family of families) {
+    for (const intervalDays of [0.2, 0.5, 1, 2, 3]) {
+      const e = errors(family, intervalDays, seed++)
+      const label = `${JSON.stringify(family)} τ=${intervalDays}`
+      assert.ok(e.adaptive[0] <= e.mle[0] * 1.1 + 0.01, `${label}: median ${e.adaptive[0]} vs MLE ${e.mle[0]}`)
+      assert.ok(e.adaptive[1] <= e.mle[1] * 1.1 + 0.01, `${label}: p90 ${e.adaptive[1]} vs MLE ${e.mle[1]}`)
+      t.diagnostic(`${label}: MLE ${e.mle.map((x) => x.toFixed(3)).join('/')}, mleAdaptive ${e.adaptive.map((x) => x.toFixed(3)).join('/')}, restarts/page ${e.restarts.toFixed(2)}`)
+    }
+  }
+})
