@@ -2,6 +2,14 @@ import type { Queryable } from './transaction.ts'
 
 export type Role = 'crawler' | 'reader' | 'admin'
 
+/** NOTIFY channel of every change to api_keys: each replica empties its key caches on it. */
+export const API_KEYS_CHANNEL = 'recrawl_api_keys'
+
+/** Tells every listening replica, when the surrounding transaction commits, that keys changed. */
+export async function notifyApiKeysChanged(q: Queryable): Promise<void> {
+  await q.query('SELECT pg_notify($1, $2)', [API_KEYS_CHANNEL, ''])
+}
+
 export async function insertApiKey(
   q: Queryable,
   key: { name: string; role: Role; keySha256: string },

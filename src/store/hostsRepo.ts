@@ -1,11 +1,19 @@
 import type { Queryable } from './transaction.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
 
 export interface HostRow {
   host: string
   maxCrawlsPerDay: number | null
   minDelaySeconds: number | null
+  crawlDelaySeconds: number | null
+  throttleDelaySeconds: number | null
+  paceSeconds: number
   pages: number
 }
+
+const HOST_COLUMNS = `h.host, h.max_crawls_per_day AS "maxCrawlsPerDay", h.min_delay_seconds AS "minDelaySeconds",
+  h.crawl_delay_seconds AS "crawlDelaySeconds", h.throttle_delay_seconds AS "throttleDelaySeconds", h.pace_seconds AS "paceSeconds",
+  (SELECT count(*)::int FROM pages p WHERE p.host = h.host) AS pages`
 
 export async function upsertHost(
   q: Queryable,
@@ -27,27 +35,78 @@ export async function deleteHost(q: Queryable, host: string): Promise<boolean> {
 /** Hosts with configured limits, with their page counts. */
 export async function listHosts(q: Queryable): Promise<HostRow[]> {
   const { rows } = await q.query<HostRow>(
-    `SELECT h.host, h.max_crawls_per_day AS "maxCrawlsPerDay", h.min_delay_seconds AS "minDelaySeconds",
-       (SELECT count(*)::int FROM pages p WHERE p.host = h.host) AS pages
-     FROM hosts h ORDER BY h.host`,
+    `SELECT ${HOST_COLUMNS} FROM hosts h ORDER BY h.host`,
   )
   return rows
 }
 
 export async function getHost(q: Queryable, host: string): Promise<HostRow | null> {
   const { rows } = await q.query<HostRow>(
-    `SELECT h.host, h.max_crawls_per_day AS "maxCrawlsPerDay", h.min_delay_seconds AS "minDelaySeconds",
-       (SELECT count(*)::int FROM pages p WHERE p.host = h.host) AS pages
-     FROM hosts h WHERE h.host = $1`,
+    `SELECT ${HOST_COLUMNS} FROM hosts h WHERE h.host = $1`,
     [host],
   )
   return rows[0] ?? null
 }
 
-/** Per-host crawl caps (only hosts that have one). */
+/**
+ * Per-host crawl caps (only hosts that have one): the operator's maxCrawlsPerDay, and a paced host's
+ * 86,400 / pace crawls per day (one page per pace), whichever is smaller.
+ */
 export async function hostCaps(q: Queryable): Promise<Map<string, number>> {
   const { rows } = await q.query<{ host: string; cap: number }>(
-    'SELECT host, max_crawls_per_day AS cap FROM hosts WHERE max_crawls_per_day IS NOT NULL',
+    `SELECT host, least(max_crawls_per_day, CASE WHEN pace_seconds > 0 THEN ${SECONDS_PER_DAY} / pace_seconds END) AS cap
+     FROM hosts WHERE max_crawls_per_day IS NOT NULL OR pace_seconds > 0`,
   )
   return new Map(rows.map((r) => [r.host, r.cap]))
+}
+
+/** A host's adaptive pacing state, for the hosts that have one or got signals. */
+export interface HostPacingRow {
+  host: string
+  throttleDelaySeconds: number | null
+}
+
+/** Hosts whose adaptive delay is running (a small set: the hosts that pushed back lately). */
+export async function throttledHosts(q: Queryable): Promise<HostPacingRow[]> {
+  const { rows } = await q.query<HostPacingRow>(
+    'SELECT host, throttle_delay_seconds AS "throttleDelaySeconds" FROM hosts WHERE throttle_delay_seconds > 0',
+  )
+  return rows
+}
+
+export interface HostPacingUpdate {
+  host: string
+  throttleDelaySeconds: number | null
+  /** No page of the host before this (a Retry-After); null = unchanged. */
+  pauseUntil: Date | null
+  /** The robots.txt Crawl-delay; undefined = unchanged, null = cleared. */
+  crawlDelaySeconds?: number | null
+}
+
+/**
+ * Writes hosts' adaptive pacing, in host order (creating the row of a host that has no limits yet). A host
+ * whose pace becomes positive gets its pages marked polite by the hosts triggers (migrations/0009).
+ */
+export async function writeHostPacing(q: Queryable, updates: readonly HostPacingUpdate[]): Promise<void> {
+  if (updates.length === 0) return
+  const sorted = [...updates].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
+  await q.query(
+    `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at)
+     SELECT u.host, u.throttle, u.pause_until
+     FROM unnest($1::text[], $2::float8[], $3::timestamptz[]) WITH ORDINALITY AS u(host, throttle, pause_until, ord)
+     ORDER BY u.ord
+     ON CONFLICT (host) DO UPDATE SET
+       throttle_delay_seconds = excluded.throttle_delay_seconds,
+       next_lease_at = greatest(h.next_lease_at, excluded.next_lease_at),
+       updated_at = now()`,
+    [sorted.map((u) => u.host), sorted.map((u) => u.throttleDelaySeconds), sorted.map((u) => u.pauseUntil)],
+  )
+  const delays = sorted.filter((u) => u.crawlDelaySeconds !== undefined)
+  if (delays.length === 0) return
+  await q.query(
+    `UPDATE hosts h SET crawl_delay_seconds = u.delay, updated_at = now()
+     FROM unnest($1::text[], $2::float8[]) AS u(host, delay)
+     WHERE h.host = u.host`,
+    [delays.map((u) => u.host), delays.map((u) => (u.crawlDelaySeconds !== null && u.crawlDelaySeconds! > 0 ? u.crawlDelaySeconds : null))],
+  )
 }

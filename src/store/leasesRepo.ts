@@ -1,6 +1,8 @@
+import { storableTimestampOrNull } from './timestamps.ts'
 import type { Queryable } from './transaction.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
 
-export interface TakeLeaseOptions {
+interface ClaimOptions {
   now: Date
   limit: number
   /** Only pages of these hosts; null = every host. */
@@ -8,118 +10,79 @@ export interface TakeLeaseOptions {
   leaseId: string
   worker: string
   expiresAt: Date
-  /**
-   * Most pages of expired leases returned to the pool, and most pages of polite hosts moved out of
-   * the global due order, by one call (the next calls do the rest).
-   */
-  sweepBatch: number
 }
 
-export interface TakenPage {
+interface TakenPage {
   id: string
   url: string
   host: string
   nextCrawlAt: Date
+  /** Validators of the page's latest successful fetch, for a conditional request. */
+  etag: string | null
+  serverLastModified: Date | null
+  lastContentHash: string | null
 }
 
 /**
- * One statement, so one round trip and no explicit transaction. It never waits for a row lock (every
- * lock is taken with SKIP LOCKED, and it updates only rows it locked itself), so it cannot deadlock.
- *
- * - polite_hosts: hosts with minDelaySeconds. Their pages are "polite": kept out of the global due
- *   order (pages.polite, migrations/0003) and served one per host.
- * - expired: leased pages whose lease has run out (oldest expiry first, at most `sweepBatch`),
- *   locked. Each is either leased again below or returned to the pool.
- * - walk: the first `limit` due, unleased pages of the global due order, locked; concurrent callers
- *   skip each other's rows, so they never see the same page. Pages of polite hosts in it ("strays":
- *   not marked yet, being new or of a host that just gained its delay) are flagged.
- * - more, strays: only when the walk met strays. `more` fills the lease with pages of other hosts;
- *   `strays` takes further strays among the first `limit + sweepBatch` rows of the due order up to
- *   the last due time that can make the cut (`horizon`). Strays are candidates, and are marked below
- *   so that later calls do not meet them again. Without strays a lease reads the due order once.
- * - polite_first: for each polite host whose delay has passed, its most overdue marked page
- *   (pages_polite_due), locked. Hosts whose best page would rank after every walked page are skipped.
- * - gate: the politeness rows of the candidates' polite hosts, locked with SKIP LOCKED and rechecked
- *   on the latest committed version: a host that another caller is serving, or has just served, is
- *   left out. At most one page per polite host (nth = 1).
- * - marking: the polite hosts of strays and expired pages, held FOR SHARE while their pages are
- *   marked, so that a concurrent change of the host (whose trigger clears the marks) waits for this
- *   statement and then sees its marks.
- * - chosen: the best `limit` of all candidates, most overdue first, higher importance first when tied.
- * - leased / spaced: grant the chosen pages, clear the expired ones not chosen, mark strays, and push
- *   each served polite host's next_lease_at to now + minDelaySeconds.
- *
- * Every returned row is either granted, or an expired lease returned to the pool (`expired`), or
- * a stray that was only marked.
- *
- * The limits are written into the text (one named statement per limit): with them as literals
- * Postgres settles on a generic plan after a few calls, so later calls skip planning (about 1 ms).
- * Calls with a host filter are planned each time, for the hosts they name.
+ * Returns pages of expired leases to the pool, the oldest expiry first, at most `batch` per call (the next
+ * calls do the rest): a page whose lease ran out is offered again like any other due page. Rows another
+ * caller holds are skipped. Returns how many pages it returned.
  */
-function takeLeaseSql(limit: number, sweepBatch: number, byHost: boolean): string {
-  // With a host filter the hosts are $5.
-  const only = (column: string) => (byHost ? `AND ${column} = ANY($5::text[])` : '')
+export async function returnExpiredLeases(q: Queryable, now: Date, batch: number): Promise<number> {
+  const { rowCount } = await q.query({
+    name: 'leases-return-expired',
+    text: `UPDATE pages p SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
+           FROM (SELECT id FROM pages WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
+                 ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
+           WHERE p.id = e.id`,
+    values: [now, batch],
+  })
+  return rowCount ?? 0
+}
+
+/**
+ * The claim, one statement (so one round trip, and it never waits for a row lock: every lock is taken with
+ * SKIP LOCKED and it updates only rows it locked itself, so it cannot deadlock). In order:
+ *
+ * 1. Candidates.
+ *    - walk: the first `limit` due, unleased pages of the global due order (pages_due_order: pages of hosts
+ *      without a delay), locked; concurrent callers skip each other's rows, so they never see the same page.
+ *    - polite_first: for each paced host (hosts.pace_seconds > 0: the operator's minDelaySeconds, a robots.txt
+ *      Crawl-delay, or an adaptive delay after 429s) whose delay has passed, its most
+ *      overdue page (pages_polite_due), locked. Hosts whose best page would rank after every walked page are
+ *      skipped (horizon).
+ * 2. Politeness.
+ *    - gate: the rows of the polite hosts to serve, locked with SKIP LOCKED and rechecked on their latest
+ *      committed version: a host that another caller is serving, or has just served, is left out. At most one
+ *      page per polite host.
+ *    - strays: walked pages whose host has a delay but that are not marked polite yet (a concurrent change of
+ *      the host; migrations/0008 marks pages on write). They are not handed out but marked, while their host
+ *      row is held FOR SHARE (marking), so that a concurrent change of the host (whose trigger clears marks)
+ *      waits for this statement and then sees them.
+ * 3. Grant: the best `limit` candidates, most overdue first, higher importance first when tied; their lease
+ *    columns are set, and each served polite host's next_lease_at moves to now + its pace.
+ *
+ * Returns the granted pages in lease order. The limit is a bound parameter, so every call uses one prepared
+ * statement (two: with and without a host filter) and Postgres settles on a generic plan.
+ */
+function claimSql(byHost: boolean): string {
+  // With a host filter the hosts are $6.
+  const only = (column: string) => (byHost ? `AND ${column} = ANY($6::text[])` : '')
   return `
 WITH polite_hosts AS MATERIALIZED (
-  SELECT host, next_lease_at FROM hosts WHERE min_delay_seconds > 0
-),
-expired AS MATERIALIZED (
-  SELECT p.id, p.host, p.next_crawl_at, p.importance
-  FROM pages p
-  WHERE p.lease_id IS NOT NULL AND p.lease_expires_at <= $1
-  ORDER BY p.lease_expires_at
-  LIMIT ${sweepBatch}
-  FOR UPDATE OF p SKIP LOCKED
+  SELECT host, next_lease_at FROM hosts WHERE pace_seconds > 0
 ),
 walk AS MATERIALIZED (
   SELECT p.id, p.host, p.next_crawl_at, p.importance, p.host IN (SELECT host FROM polite_hosts) AS stray
   FROM pages p
-  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1
-    ${only('p.host')}
+  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1 ${only('p.host')}
   ORDER BY p.next_crawl_at, p.importance DESC, p.id
-  LIMIT ${limit}
-  FOR UPDATE OF p SKIP LOCKED
-),
-more AS MATERIALIZED (
-  SELECT p.id, p.host, p.next_crawl_at, p.importance
-  FROM pages p
-  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1
-    ${only('p.host')}
-    AND p.host NOT IN (SELECT host FROM polite_hosts)
-    AND p.id NOT IN (SELECT id FROM walk)
-    AND (SELECT bool_or(stray) FROM walk)
-  ORDER BY p.next_crawl_at, p.importance DESC, p.id
-  LIMIT ${limit}
+  LIMIT $5
   FOR UPDATE OF p SKIP LOCKED
 ),
 horizon AS (
   -- the latest due time that can still make the cut
-  SELECT CASE WHEN count(*) < ${limit} THEN $1 ELSE max(next_crawl_at) END AS due
-  FROM (SELECT next_crawl_at FROM walk WHERE NOT stray UNION ALL SELECT next_crawl_at FROM more) AS others
-),
-strays AS MATERIALIZED (
-  -- read in index order up to the horizon, whatever the planner guesses of it
-  SELECT p.id, p.host, p.next_crawl_at, p.importance
-  FROM pages p
-  WHERE p.id IN (
-      SELECT w.id FROM (
-        SELECT q.id, q.host FROM pages q
-        WHERE q.lease_id IS NULL AND NOT q.polite AND q.next_crawl_at <= (SELECT due FROM horizon)
-          ${only('q.host')}
-        ORDER BY q.next_crawl_at, q.importance DESC, q.id
-        LIMIT ${limit + sweepBatch}
-      ) w
-      WHERE w.host IN (SELECT host FROM polite_hosts)
-    )
-    AND p.id NOT IN (SELECT id FROM walk)
-    AND p.lease_id IS NULL AND NOT p.polite
-    AND (SELECT bool_or(stray) FROM walk)
-  FOR UPDATE OF p SKIP LOCKED
-),
-all_strays AS (
-  SELECT id, host FROM walk WHERE stray
-  UNION ALL
-  SELECT id, host FROM strays
+  SELECT CASE WHEN count(*) < $5 THEN $1 ELSE max(next_crawl_at) END AS due FROM walk
 ),
 polite_first AS MATERIALIZED (
   SELECT c.id, h.host, c.next_crawl_at, c.importance
@@ -132,95 +95,131 @@ polite_first AS MATERIALIZED (
     LIMIT 1
     FOR UPDATE OF q SKIP LOCKED
   ) c
-  WHERE (h.next_lease_at IS NULL OR h.next_lease_at <= $1)
-    ${only('h.host')}
-),
-candidates AS (
-  SELECT id, host, next_crawl_at, importance FROM walk
-  UNION ALL
-  SELECT * FROM more
-  UNION ALL
-  SELECT * FROM strays
-  UNION ALL
-  SELECT * FROM polite_first
-  UNION ALL
-  SELECT * FROM expired WHERE next_crawl_at <= $1 ${only('host')}
+  WHERE (h.next_lease_at IS NULL OR h.next_lease_at <= $1) ${only('h.host')}
 ),
 gate AS MATERIALIZED (
   SELECT h.host FROM hosts h
-  WHERE h.host IN (SELECT host FROM candidates) AND h.min_delay_seconds > 0
+  WHERE h.host IN (SELECT host FROM polite_first) AND h.pace_seconds > 0
     AND (h.next_lease_at IS NULL OR h.next_lease_at <= $1)
   FOR UPDATE SKIP LOCKED
 ),
 marking AS MATERIALIZED (
   SELECT h.host FROM hosts h
-  WHERE h.host IN (SELECT host FROM all_strays UNION ALL SELECT host FROM expired) AND h.min_delay_seconds > 0
+  WHERE h.host IN (SELECT host FROM walk WHERE stray) AND h.pace_seconds > 0
   FOR SHARE SKIP LOCKED
 ),
-ranked AS (
-  SELECT c.*, g.host IS NOT NULL AS polite,
-         row_number() OVER (PARTITION BY c.host ORDER BY c.next_crawl_at, c.importance DESC, c.id) AS nth
-  FROM candidates c LEFT JOIN gate g ON g.host = c.host
-  WHERE g.host IS NOT NULL OR c.host NOT IN (SELECT host FROM polite_hosts)
-),
 chosen AS (
-  SELECT id, host, polite FROM ranked
-  WHERE NOT polite OR nth = 1
+  SELECT id, host, false AS polite, next_crawl_at, importance FROM walk WHERE NOT stray
+  UNION ALL
+  SELECT id, host, true, next_crawl_at, importance FROM polite_first WHERE host IN (SELECT host FROM gate)
   ORDER BY next_crawl_at, importance DESC, id
-  LIMIT ${limit}
-),
-touched AS (
-  SELECT c.id, true AS granted, c.id IN (SELECT id FROM expired) AS expired FROM chosen c
-  UNION ALL
-  SELECT e.id, false, true FROM expired e WHERE e.id NOT IN (SELECT id FROM chosen)
-  UNION ALL
-  SELECT s.id, false, false FROM all_strays s
-  WHERE s.id NOT IN (SELECT id FROM chosen) AND s.host IN (SELECT host FROM marking)
+  LIMIT $5
 ),
 leased AS (
-  UPDATE pages p SET
-    lease_id = CASE WHEN t.granted THEN $2::uuid END,
-    leased_by = CASE WHEN t.granted THEN $3::text END,
-    lease_expires_at = CASE WHEN t.granted THEN $4::timestamptz END,
-    polite = p.polite OR p.host IN (SELECT host FROM marking)
-  FROM touched t
-  WHERE p.id = t.id
-  RETURNING p.id, p.url, p.host, p.next_crawl_at, p.importance, t.granted, t.expired
+  UPDATE pages p SET lease_id = $2::uuid, leased_by = $3::text, lease_expires_at = $4::timestamptz
+  FROM chosen c
+  WHERE p.id = c.id
+  RETURNING p.id, p.url, p.host, p.next_crawl_at, p.importance, p.etag, p.server_last_modified, p.last_content_hash
+),
+marked AS (
+  UPDATE pages p SET polite = true
+  FROM walk w
+  WHERE p.id = w.id AND w.stray AND w.host IN (SELECT host FROM marking)
 ),
 spaced AS (
-  UPDATE hosts h SET next_lease_at = $1 + h.min_delay_seconds * interval '1 second'
+  UPDATE hosts h SET next_lease_at = $1 + h.pace_seconds * interval '1 second'
   WHERE h.host IN (SELECT host FROM chosen WHERE polite)
 )
-SELECT id::text AS id, url, host, next_crawl_at AS "nextCrawlAt", granted, expired
+SELECT id::text AS id, url, host, next_crawl_at AS "nextCrawlAt", etag, server_last_modified AS "serverLastModified",
+       last_content_hash AS "lastContentHash"
 FROM leased
 ORDER BY next_crawl_at, importance DESC, leased.id`
 }
 
-/**
- * Leases up to `limit` due pages (API.md "Schedule") and returns expired leases to the pool, in one
- * statement (see takeLeaseSql). Returns the granted pages in lease order and how many pages of
- * expired leases it found (granted again or returned).
- */
-export async function takeLeasedPages(q: Queryable, options: TakeLeaseOptions): Promise<{ pages: TakenPage[]; expired: number }> {
-  const { limit, sweepBatch } = options
-  if (!Number.isSafeInteger(limit) || limit < 1 || !Number.isSafeInteger(sweepBatch) || sweepBatch < 1) {
-    throw new RangeError(`lease limits must be positive integers (limit ${limit}, sweepBatch ${sweepBatch})`)
-  }
-  const values: unknown[] = [options.now, options.leaseId, options.worker, options.expiresAt]
+const CLAIM_SQL = claimSql(false)
+const CLAIM_BY_HOST_SQL = claimSql(true)
+
+/** Leases up to `limit` due pages (docs/api.md "Schedule") in one statement (see claimSql). */
+export async function claimDuePages(q: Queryable, options: ClaimOptions): Promise<TakenPage[]> {
+  const { limit } = options
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
+  const values: unknown[] = [options.now, options.leaseId, options.worker, options.expiresAt, limit]
   const query =
     options.hosts === null
-      ? // The hot path: a named statement, so its plan is cached on the connection.
-        { name: `leases-take-${limit}-${sweepBatch}`, text: takeLeaseSql(limit, sweepBatch, false), values }
-      : // Planned on each call, for the hosts it names.
-        { text: takeLeaseSql(limit, sweepBatch, true), values: [...values, options.hosts] }
-  const { rows } = await q.query<TakenPage & { granted: boolean; expired: boolean }>(query)
-  const pages: TakenPage[] = []
-  let expired = 0
-  for (const r of rows) {
-    if (r.expired) expired++
-    if (r.granted) pages.push({ id: r.id, url: r.url, host: r.host, nextCrawlAt: r.nextCrawlAt })
-  }
-  return { pages, expired }
+      ? { name: 'leases-claim', text: CLAIM_SQL, values }
+      : { name: 'leases-claim-hosts', text: CLAIM_BY_HOST_SQL, values: [...values, options.hosts] }
+  const { rows } = await q.query<TakenPage>(query)
+  return rows
+}
+
+/**
+ * Takes up to `wanted` tokens from the fleet-wide hand-out budget (lease_budget): it fills at
+ * `perDay` tokens per day and holds at most `capacity`. Returns how many were taken (whole tokens).
+ */
+export async function takeHandOutTokens(q: Queryable, options: { now: Date; wanted: number; perDay: number; capacity: number }): Promise<number> {
+  const { rows } = await q.query<{ taken: number }>({
+    name: 'lease-budget-take',
+    text: `UPDATE lease_budget b SET tokens = a.available - least($2::float8, floor(a.available)), updated_at = $1
+           FROM (SELECT least($4::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $4::float8
+                   ELSE tokens + $3::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
+                 FROM lease_budget WHERE id FOR UPDATE) a
+           WHERE b.id
+           RETURNING least($2::float8, floor(a.available))::float8 AS taken`,
+    values: [options.now, options.wanted, options.perDay, options.capacity],
+  })
+  return rows[0]?.taken ?? 0
+}
+
+/** The hand-out allowance available now (as takeHandOutTokens would see it), without taking any. */
+export async function availableHandOutTokens(q: Queryable, options: { now: Date; perDay: number; capacity: number }): Promise<number> {
+  const { rows } = await q.query<{ available: number }>({
+    name: 'lease-budget-read',
+    text: `SELECT least($3::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $3::float8
+             ELSE tokens + $2::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
+           FROM lease_budget WHERE id`,
+    values: [options.now, options.perDay, options.capacity],
+  })
+  return rows[0]?.available ?? options.capacity
+}
+
+/** Gives back tokens a lease took but did not use. */
+export async function returnHandOutTokens(q: Queryable, tokens: number, capacity: number): Promise<void> {
+  if (!(tokens > 0)) return
+  await q.query({
+    name: 'lease-budget-return',
+    text: 'UPDATE lease_budget SET tokens = least($2::float8, coalesce(tokens, $2::float8) + $1::float8) WHERE id',
+    values: [tokens, capacity],
+  })
+}
+
+/** Extends the pages a lease still holds (unexpired) to `expiresAt`; returns how many. */
+export async function extendLease(q: Queryable, leaseId: string, now: Date, expiresAt: Date): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE pages SET lease_expires_at = $3 WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
+    [leaseId, now, expiresAt],
+  )
+  return rowCount ?? 0
+}
+
+/** The pages among `ids` that the lease still holds (unexpired), locked, in id order. */
+export async function lockLeasedPages(q: Queryable, leaseId: string, ids: readonly string[], now: Date): Promise<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }[]> {
+  const { rows } = await q.query<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }>(
+    `SELECT id::text AS id, crawls_per_day AS "crawlsPerDay", floor(extract(epoch FROM next_crawl_at) * 1000)::float8 AS "nextCrawlAtMs"
+     FROM pages WHERE lease_id = $1::uuid AND lease_expires_at > $2 AND id = ANY($3::bigint[])
+     ORDER BY id FOR UPDATE`,
+    [leaseId, now, ids],
+  )
+  return rows
+}
+
+/** Ends the lease on these pages, each with its new due time. */
+export async function releasePages(q: Queryable, pages: readonly { id: string; nextCrawlAtMs: number | null }[]): Promise<void> {
+  if (pages.length === 0) return
+  await q.query(
+    `UPDATE pages p SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = p.version + 1
+     FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE p.id = u.id`,
+    [pages.map((p) => p.id), pages.map((p) => storableTimestampOrNull(p.nextCrawlAtMs))],
+  )
 }
 
 /**
@@ -236,7 +235,7 @@ export async function releaseLease(q: Queryable, leaseId: string, now: Date): Pr
   return rowCount ?? 0
 }
 
-export interface ScheduleRow {
+interface ScheduleRow {
   id: string
   url: string
   host: string

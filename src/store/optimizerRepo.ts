@@ -3,18 +3,25 @@ import type { Queryable } from './transaction.ts'
 /** Key of the advisory lock that makes one replica at a time run the optimiser. */
 export const OPTIMIZER_LOCK_KEY = 7242019002
 
-/** Takes the optimiser lock for this transaction: waits (`wait`) or gives up at once. */
+/**
+ * Takes the optimiser lock for this session (connection): waits (`wait`) or gives up at once. Held for the
+ * whole run, across its transactions; released by releaseOptimizerLock or when the connection ends.
+ */
 export async function takeOptimizerLock(q: Queryable, wait: boolean): Promise<boolean> {
   if (wait) {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [OPTIMIZER_LOCK_KEY])
+    await q.query('SELECT pg_advisory_lock($1)', [OPTIMIZER_LOCK_KEY])
     return true
   }
-  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [OPTIMIZER_LOCK_KEY])
+  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [OPTIMIZER_LOCK_KEY])
   return rows[0]?.ok === true
 }
 
+export async function releaseOptimizerLock(q: Queryable): Promise<void> {
+  await q.query('SELECT pg_advisory_unlock($1)', [OPTIMIZER_LOCK_KEY])
+}
+
 /** One chunk of the optimiser's input, in id order (keyset paging: constant memory per chunk on the server). */
-export interface OptimizerPageChunk {
+interface OptimizerPageChunk {
   ids: string[]
   hosts: string[]
   importance: number[]
@@ -25,15 +32,22 @@ export interface OptimizerPageChunk {
   lastCrawledAtMs: (number | null)[]
   nextCrawlAtMs: (number | null)[]
   intervals: number[]
+  /** The page's version when read (migrations/0007): the write-back applies only while it still holds. */
+  versions: number[]
+  statuses: string[]
+  noisy: boolean[]
+  /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
+  ageShapes: (number | null)[]
+  ageShapeRateRatios: (number | null)[]
 }
 
 export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<
-    [string, string, number, number | null, number | null, number | null, number | null, string | null, string | null, number]
+    [string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, number, number, string, boolean, number | null, number | null]
   >({
     text: `SELECT p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
-             (extract(epoch FROM last_crawled_at) * 1000)::float8::text, (extract(epoch FROM next_crawl_at) * 1000)::float8::text,
-             intervals
+             floor(extract(epoch FROM last_crawled_at) * 1000)::float8, floor(extract(epoch FROM next_crawl_at) * 1000)::float8,
+             intervals, version::float8, status, noisy, age_shape, age_shape_rate_ratio
            FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
     values: [afterId, limit],
     rowMode: 'array',
@@ -49,6 +63,11 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     lastCrawledAtMs: [],
     nextCrawlAtMs: [],
     intervals: [],
+    versions: [],
+    statuses: [],
+    noisy: [],
+    ageShapes: [],
+    ageShapeRateRatios: [],
   }
   for (const r of rows) {
     chunk.ids.push(r[0])
@@ -58,22 +77,35 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
     chunk.minCrawlsPerDay.push(r[4])
     chunk.maxCrawlsPerDay.push(r[5])
     chunk.crawlsPerDay.push(r[6])
-    chunk.lastCrawledAtMs.push(r[7] === null ? null : Number(r[7]))
-    chunk.nextCrawlAtMs.push(r[8] === null ? null : Number(r[8]))
+    chunk.lastCrawledAtMs.push(r[7])
+    chunk.nextCrawlAtMs.push(r[8])
     chunk.intervals.push(r[9])
+    chunk.versions.push(r[10])
+    chunk.statuses.push(r[11])
+    chunk.noisy.push(r[12])
+    chunk.ageShapes.push(r[13])
+    chunk.ageShapeRateRatios.push(r[14])
   }
   return chunk
 }
 
-/** Writes new rates and due times for the pages whose rate moved (bulk, one statement per chunk). */
-export async function writeRates(q: Queryable, ids: readonly string[], crawlsPerDay: readonly number[], nextCrawlAt: readonly (string | null)[]): Promise<void> {
-  if (ids.length === 0) return
-  await q.query(
-    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = u.next, updated_at = now()
-     FROM unnest($1::bigint[], $2::float8[], $3::timestamptz[]) AS u(id, rate, next)
-     WHERE p.id = u.id`,
-    [ids, crawlsPerDay, nextCrawlAt],
+/**
+ * Writes new rates and due times for the pages whose rate moved (bulk, one statement per chunk), each only
+ * while the page still has the version the run read: a page crawled or changed since keeps what that write
+ * gave it. Returns how many pages were written.
+ */
+export async function writeRates(
+  q: Queryable,
+  rates: { ids: readonly string[]; versions: readonly number[]; crawlsPerDay: readonly number[]; nextCrawlAt: readonly (string | null)[] },
+): Promise<number> {
+  if (rates.ids.length === 0) return 0
+  const { rowCount } = await q.query(
+    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = u.next, version = p.version + 1, updated_at = now()
+     FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::timestamptz[]) AS u(id, version, rate, next)
+     WHERE p.id = u.id AND p.version = u.version`,
+    [rates.ids, rates.versions, rates.crawlsPerDay, rates.nextCrawlAt],
   )
+  return rowCount ?? 0
 }
 
 export async function saveOptimizerState(
@@ -88,7 +120,7 @@ export async function saveOptimizerState(
   ])
 }
 
-export interface OptimizerRunRow {
+interface OptimizerRunRow {
   id: string
   startedAt: Date
   durationMs: number

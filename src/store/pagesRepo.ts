@@ -1,81 +1,12 @@
+import { storableTimestampOrNull } from './timestamps.ts'
 import type { Queryable } from './transaction.ts'
 
-/** A page as stored. Ids are bigint in SQL and strings here (node-postgres returns int8 as text). */
+/**
+ * A page as stored. Ids are bigint in SQL and strings here (node-postgres returns int8 as text); times
+ * are epoch milliseconds (floored, as a JS Date would hold them): parsing text timestamps into Dates was a
+ * visible share of ingest CPU.
+ */
 export interface PageRow {
-  id: string
-  url: string
-  host: string
-  importance: number
-  minCrawlsPerDay: number | null
-  maxCrawlsPerDay: number | null
-  crawls: number
-  intervals: number
-  changes: number
-  firstCrawledAt: Date | null
-  lastCrawledAt: Date | null
-  intervalStartAt: Date | null
-  lastChangedAt: Date | null
-  lastContentHash: string | null
-  /** The estimator state as stored (src/math/estimators/codec.ts); null before a page's first interval. */
-  estimatorState: Uint8Array | null
-  estimates: Record<string, number | null>
-  changesPerDay: number | null
-  crawlsPerDay: number | null
-  nextCrawlAt: Date | null
-  leaseId: string | null
-  leasedBy: string | null
-  leaseExpiresAt: Date | null
-}
-
-const PAGE_COLUMNS = `
-  p.id::text AS "id", p.url, p.host, p.importance,
-  p.min_crawls_per_day AS "minCrawlsPerDay", p.max_crawls_per_day AS "maxCrawlsPerDay",
-  p.crawls, p.intervals, p.changes,
-  p.first_crawled_at AS "firstCrawledAt", p.last_crawled_at AS "lastCrawledAt",
-  p.interval_start_at AS "intervalStartAt", p.last_changed_at AS "lastChangedAt",
-  p.last_content_hash AS "lastContentHash",
-  p.estimator_state AS "estimatorState", p.estimates,
-  p.changes_per_day AS "changesPerDay", p.crawls_per_day AS "crawlsPerDay",
-  p.next_crawl_at AS "nextCrawlAt",
-  p.lease_id::text AS "leaseId", p.leased_by AS "leasedBy", p.lease_expires_at AS "leaseExpiresAt"`
-
-/**
- * Registers the URLs that are not pages yet (importance 1, due now); returns how many were new. Inserts in URL order so two
- * concurrent batches that register overlapping URLs wait for each other instead of deadlocking.
- */
-export async function insertMissingPages(
-  q: Queryable,
-  pages: readonly { url: string; host: string }[],
-  nextCrawlAt: Date,
-): Promise<number> {
-  if (pages.length === 0) return 0
-  const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-  const { rowCount } = await q.query(
-    `INSERT INTO pages (url, host, next_crawl_at)
-     SELECT u.url, u.host, $3::timestamptz
-     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(url, host, ord)
-     ORDER BY u.ord
-     ON CONFLICT (url) DO NOTHING`,
-    [sorted.map((p) => p.url), sorted.map((p) => p.host), nextCrawlAt],
-  )
-  return rowCount ?? 0
-}
-
-/** Locks the pages with these URLs, in id order (every writer locks in id order: no deadlocks). */
-export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Promise<PageRow[]> {
-  if (urls.length === 0) return []
-  const { rows } = await q.query<PageRow>(
-    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
-    [urls],
-  )
-  return rows
-}
-
-/**
- * What ingest needs of a page, with timestamps as epoch milliseconds (floored, as a JS Date would
- * hold them): parsing 500 rows of text timestamps into Dates was a visible share of ingest CPU.
- */
-export interface IngestPageRow {
   id: string
   url: string
   host: string
@@ -90,65 +21,111 @@ export interface IngestPageRow {
   intervalStartAtMs: number | null
   lastChangedAtMs: number | null
   lastContentHash: string | null
+  /** The estimator state as stored (src/math/estimators/codec.ts); null before a page's first interval. */
   estimatorState: Uint8Array | null
-  estimates: Record<string, number | null>
   changesPerDay: number | null
+  crawlsPerDay: number | null
   nextCrawlAtMs: number | null
+  leaseId: string | null
+  leasedBy: string | null
+  leaseExpiresAtMs: number | null
+  /** Bumped by every write of the page's state or attributes (migrations/0007). */
+  version: number
+  status: 'active' | 'failing' | 'gone' | 'redirected'
+  consecutiveFailures: number
+  lastHttpStatus: number | null
+  lastSuccessAtMs: number | null
+  redirectTo: string | null
+  etag: string | null
+  serverLastModifiedMs: number | null
+  noisy: boolean
 }
 
 const epochMs = (column: string, alias: string): string => `floor(extract(epoch FROM p.${column}) * 1000)::float8 AS "${alias}"`
 
-const INGEST_COLUMNS = `
+const PAGE_COLUMNS = `
   p.id::text AS "id", p.url, p.host, p.importance,
   p.min_crawls_per_day AS "minCrawlsPerDay", p.max_crawls_per_day AS "maxCrawlsPerDay",
   p.crawls, p.intervals, p.changes,
   ${epochMs('first_crawled_at', 'firstCrawledAtMs')}, ${epochMs('last_crawled_at', 'lastCrawledAtMs')},
   ${epochMs('interval_start_at', 'intervalStartAtMs')}, ${epochMs('last_changed_at', 'lastChangedAtMs')},
-  p.last_content_hash AS "lastContentHash",
-  p.estimator_state AS "estimatorState", p.estimates,
-  p.changes_per_day AS "changesPerDay", ${epochMs('next_crawl_at', 'nextCrawlAtMs')}`
+  p.last_content_hash AS "lastContentHash", p.estimator_state AS "estimatorState",
+  p.changes_per_day AS "changesPerDay", p.crawls_per_day AS "crawlsPerDay",
+  ${epochMs('next_crawl_at', 'nextCrawlAtMs')},
+  p.lease_id::text AS "leaseId", p.leased_by AS "leasedBy", ${epochMs('lease_expires_at', 'leaseExpiresAtMs')},
+  p.version::float8 AS "version",
+  p.status, p.consecutive_failures AS "consecutiveFailures", p.last_http_status AS "lastHttpStatus",
+  ${epochMs('last_success_at', 'lastSuccessAtMs')}, p.redirect_to AS "redirectTo", p.etag,
+  ${epochMs('server_last_modified', 'serverLastModifiedMs')}, p.noisy`
 
-/** As lockPagesByUrl (same rows, same locks, same order), with only the columns ingest reads. */
-export async function lockPagesByUrlForIngest(q: Queryable, urls: readonly string[]): Promise<IngestPageRow[]> {
+const isoOrNull = storableTimestampOrNull
+
+/**
+ * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAt`); returns how
+ * many were new. Inserts in URL order so two concurrent batches that register overlapping URLs wait for each
+ * other instead of deadlocking.
+ */
+export async function insertMissingPages(
+  q: Queryable,
+  pages: readonly { url: string; host: string; importance?: number }[],
+  nextCrawlAt: Date,
+): Promise<number> {
+  if (pages.length === 0) return 0
+  const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
+  const { rowCount } = await q.query(
+    `INSERT INTO pages (url, host, importance, next_crawl_at)
+     SELECT u.url, u.host, u.importance, $4::timestamptz
+     FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS u(url, host, importance, ord)
+     ORDER BY u.ord
+     ON CONFLICT (url) DO NOTHING`,
+    [sorted.map((p) => p.url), sorted.map((p) => p.host), sorted.map((p) => p.importance ?? 1), nextCrawlAt],
+  )
+  return rowCount ?? 0
+}
+
+/** Locks the pages with these URLs, in id order (every writer locks in id order: no deadlocks). */
+export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Promise<PageRow[]> {
   if (urls.length === 0) return []
-  const { rows } = await q.query<IngestPageRow>(
-    `SELECT ${INGEST_COLUMNS} FROM pages p WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
+  const { rows } = await q.query<PageRow>(
+    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
     [urls],
   )
   return rows
 }
 
-/** Locks the pages with these ids, in id order. */
-export async function lockPagesById(q: Queryable, ids: readonly string[]): Promise<PageRow[]> {
-  if (ids.length === 0) return []
-  const { rows } = await q.query<PageRow>(
-    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE`,
-    [ids],
-  )
-  return rows
-}
-
-/** The state of a page after a batch of observations, written back in one statement. */
-export interface PageIngestUpdate {
-  id: string
-  crawls: number
-  intervals: number
-  changes: number
-  firstCrawledAt: string | null
-  lastCrawledAt: string | null
-  intervalStartAt: string | null
-  lastChangedAt: string | null
-  lastContentHash: string | null
-  estimatorState: Uint8Array | null
-  estimates: Record<string, number | null>
-  changesPerDay: number | null
-  crawlsPerDay: number | null
-  nextCrawlAt: string | null
+/** A page's crawl state after a batch of observations, written back in one statement. */
+export type CrawledPageWrite = Pick<
+  PageRow,
+  | 'id'
+  | 'crawls'
+  | 'intervals'
+  | 'changes'
+  | 'firstCrawledAtMs'
+  | 'lastCrawledAtMs'
+  | 'intervalStartAtMs'
+  | 'lastChangedAtMs'
+  | 'lastContentHash'
+  | 'estimatorState'
+  | 'changesPerDay'
+  | 'crawlsPerDay'
+  | 'nextCrawlAtMs'
+  | 'status'
+  | 'consecutiveFailures'
+  | 'lastHttpStatus'
+  | 'lastSuccessAtMs'
+  | 'redirectTo'
+  | 'etag'
+  | 'serverLastModifiedMs'
+  | 'noisy'
+> & {
+  /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
+  ageShape: number | null
+  ageShapeRateRatio: number | null
   /** The lease this batch completed on the page, if any: cleared only while it still holds. */
   completedLeaseId: string | null
 }
 
-export async function writeIngestUpdates(q: Queryable, updates: readonly PageIngestUpdate[]): Promise<void> {
+export async function writeCrawledPages(q: Queryable, updates: readonly CrawledPageWrite[]): Promise<void> {
   if (updates.length === 0) return
   await q.query(
     `UPDATE pages p SET
@@ -156,22 +133,58 @@ export async function writeIngestUpdates(q: Queryable, updates: readonly PageIng
        first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
        interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
        last_content_hash = u."lastContentHash",
-       estimator_state = decode(u."estimatorState", 'base64'), estimates = u."estimates",
+       estimator_state = decode(u."estimatorState", 'base64'),
        changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
        next_crawl_at = u."nextCrawlAt",
+       status = u."status", consecutive_failures = u."consecutiveFailures", last_http_status = u."lastHttpStatus",
+       last_success_at = u."lastSuccessAt", redirect_to = u."redirectTo", etag = u."etag",
+       server_last_modified = u."serverLastModified", noisy = u."noisy",
+       age_shape = u."ageShape", age_shape_rate_ratio = u."ageShapeRateRatio",
        lease_id = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_id END,
        leased_by = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.leased_by END,
        lease_expires_at = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_expires_at END,
-       updated_at = now()
+       version = p.version + 1, updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS u(
        "id" bigint, "crawls" int, "intervals" int, "changes" int,
        "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
-       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text, "estimates" jsonb,
+       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text,
        "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
+       "status" text, "consecutiveFailures" int, "lastHttpStatus" smallint, "lastSuccessAt" timestamptz,
+       "redirectTo" text, "etag" text, "serverLastModified" timestamptz, "noisy" boolean,
+       "ageShape" double precision, "ageShapeRateRatio" double precision,
        "completedLeaseId" uuid)
      WHERE p.id = u."id"`,
     // The state travels as base64 inside the JSON batch.
-    [JSON.stringify(updates.map((u) => ({ ...u, estimatorState: u.estimatorState === null ? null : toBase64(u.estimatorState) })))],
+    [
+      JSON.stringify(
+        updates.map((u) => ({
+          id: u.id,
+          crawls: u.crawls,
+          intervals: u.intervals,
+          changes: u.changes,
+          firstCrawledAt: isoOrNull(u.firstCrawledAtMs),
+          lastCrawledAt: isoOrNull(u.lastCrawledAtMs),
+          intervalStartAt: isoOrNull(u.intervalStartAtMs),
+          lastChangedAt: isoOrNull(u.lastChangedAtMs),
+          lastContentHash: u.lastContentHash,
+          estimatorState: u.estimatorState === null ? null : toBase64(u.estimatorState),
+          changesPerDay: u.changesPerDay,
+          crawlsPerDay: u.crawlsPerDay,
+          nextCrawlAt: isoOrNull(u.nextCrawlAtMs),
+          status: u.status,
+          consecutiveFailures: u.consecutiveFailures,
+          lastHttpStatus: u.lastHttpStatus,
+          lastSuccessAt: isoOrNull(u.lastSuccessAtMs),
+          redirectTo: u.redirectTo,
+          etag: u.etag,
+          serverLastModified: isoOrNull(u.serverLastModifiedMs),
+          noisy: u.noisy,
+          ageShape: u.ageShape,
+          ageShapeRateRatio: u.ageShapeRateRatio,
+          completedLeaseId: u.completedLeaseId,
+        })),
+      ),
+    ],
   )
 }
 
@@ -206,7 +219,7 @@ export async function upsertPages(
        importance = excluded.importance,
        min_crawls_per_day = excluded.min_crawls_per_day,
        max_crawls_per_day = excluded.max_crawls_per_day,
-       updated_at = now()
+       version = p.version + 1, updated_at = now()
      RETURNING ${PAGE_COLUMNS}, (xmax = 0) AS created`,
     [
       sorted.map((p) => p.url),
@@ -220,25 +233,28 @@ export async function upsertPages(
   return rows.map(({ created, ...row }) => ({ row, created }))
 }
 
-/** One page's new rates and due time; `estimates` is rewritten only when given. */
-export interface PageSchedule {
+/** One page's new scheduling estimate, rate and due time. */
+interface PageSchedule {
   id: string
   changesPerDay: number | null
   crawlsPerDay: number | null
-  nextCrawlAt: string | null
-  estimates?: Record<string, number | null>
+  nextCrawlAtMs: number | null
 }
 
-/** Writes new rates and due times in one statement (after an upsert, a settings change or an optimisation). */
+/** Writes new estimates, rates and due times in one statement (after an upsert or a settings change). */
 export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[]): Promise<void> {
   if (schedules.length === 0) return
   await q.query(
-    `UPDATE pages p SET changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
-       next_crawl_at = u."nextCrawlAt", estimates = coalesce(u."estimates", p.estimates), updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS u("id" bigint, "changesPerDay" double precision,
-       "crawlsPerDay" double precision, "nextCrawlAt" timestamptz, "estimates" jsonb)
-     WHERE p.id = u."id"`,
-    [JSON.stringify(schedules)],
+    `UPDATE pages p SET changes_per_day = u.changes, crawls_per_day = u.rate,
+       next_crawl_at = u.next, version = p.version + 1, updated_at = now()
+     FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::timestamptz[]) AS u(id, changes, rate, next)
+     WHERE p.id = u.id`,
+    [
+      schedules.map((s) => s.id),
+      schedules.map((s) => s.changesPerDay),
+      schedules.map((s) => s.crawlsPerDay),
+      schedules.map((s) => isoOrNull(s.nextCrawlAtMs)),
+    ],
   )
 }
 

@@ -25,7 +25,7 @@ export async function writeSettingsDocument(q: Queryable, value: unknown): Promi
   await q.query('UPDATE settings SET value = $1::jsonb, updated_at = now() WHERE id', [JSON.stringify(value)])
 }
 
-export interface OptimizerStateRow {
+interface OptimizerStateRow {
   lambda: number | null
   hostLambdas: Record<string, number>
   solvedAt: Date | null

@@ -1,7 +1,8 @@
 import type { Queryable } from './transaction.ts'
+import { SECONDS_PER_HOUR } from '../math/units.ts'
 
 /** The fleet-wide numbers behind the gauges, from one pass over `pages` and one time-window count. */
-export interface StatsSnapshotRow {
+interface StatsSnapshotRow {
   pages: number
   pagesLeased: number
   pagesOverdue: number
@@ -12,24 +13,41 @@ export interface StatsSnapshotRow {
   weightedFreshness: number
   plannedCrawlsPerDay: number
   crawlsLastHour: number
+  /** Pages by fetch status (docs/api.md "Fetch outcomes"), and pages flagged noisy. */
+  pagesFailing: number
+  pagesGone: number
+  pagesRedirected: number
+  pagesNoisy: number
 }
 
 /**
  * A page's expected freshness f(ρ) in SQL (ρ = crawls_per_day, Δ = changes_per_day or the prior):
- * periodic crawling (ρ/Δ)(1 − e^{−Δ/ρ}) (MATH.md 3.3), Poisson crawling ρ/(ρ+Δ) (MATH.md 3.1).
+ * periodic crawling (ρ/Δ)(1 − e^{−Δ/ρ}) (docs/math.md 3.3), Poisson crawling ρ/(ρ+Δ) (docs/math.md 3.1).
  * Δ = 0 → 1, ρ = 0 or unset → 0. For small x = Δ/ρ the periodic form uses its series
- * 1 − x/2 + x²/6 (1 − e^{−x} loses every digit as x → 0), and e^{−x} is cut at x = 700 because
- * Postgres raises an error on underflow.
+ * 1 − x/2 + x²/6 (1 − e^{−x} loses every digit as x → 0), and 1 below x = 1e-100.
+ *
+ * Postgres raises an error when a float8 result underflows to 0, so no step may produce one: ρ and Δ
+ * are clamped to [1e-150, 1e150] (rates far outside any crawl; the clamp changes no result within
+ * it), e^{−x} is cut at x = 700, and the weight μ·f takes f at least 1e-100 and μ only above 1e-200.
  */
+const RATE_CLAMP = (column: string): string => `least(greatest(${column}, 1e-150::float8), 1e150::float8)`
+
 function freshnessSql(schedule: 'periodic' | 'poisson'): string {
-  const rho = 'coalesce(crawls_per_day, 0)'
-  const delta = 'coalesce(changes_per_day, $2::float8)'
+  const rhoRaw = 'coalesce(crawls_per_day, 0)'
+  const deltaRaw = 'coalesce(changes_per_day, $2::float8)'
+  const rho = RATE_CLAMP(rhoRaw)
+  const delta = RATE_CLAMP(deltaRaw)
   const x = `(${delta} / ${rho})`
   const f =
     schedule === 'periodic'
-      ? `CASE WHEN ${x} < 1e-4 THEN 1 - ${x} / 2 + ${x} * ${x} / 6 ELSE (1 - exp(-least(${x}, 700))) / ${x} END`
+      ? `CASE WHEN ${x} < 1e-100 THEN 1 WHEN ${x} < 1e-4 THEN 1 - ${x} / 2 + ${x} * ${x} / 6 ELSE (1 - exp(-least(${x}, 700))) / ${x} END`
       : `${rho} / (${rho} + ${delta})`
-  return `CASE WHEN ${delta} <= 0 THEN 1 WHEN ${rho} <= 0 THEN 0 ELSE ${f} END`
+  return `CASE WHEN ${deltaRaw} <= 0 THEN 1 WHEN ${rhoRaw} <= 0 THEN 0 ELSE ${f} END`
+}
+
+/** μ·f(ρ) without an underflowing product (see freshnessSql). */
+function weightedFreshnessSql(schedule: 'periodic' | 'poisson'): string {
+  return `CASE WHEN importance <= 1e-200 THEN 0 ELSE importance * greatest(${freshnessSql(schedule)}, 1e-100) END`
 }
 
 /**
@@ -50,14 +68,22 @@ export async function readStatsSnapshot(
     importance: number | null
     weighted: number | null
     planned: number | null
+    failing: number
+    gone: number
+    redirected: number
+    noisy: number
   }>(
     `SELECT count(*)::int AS pages,
        count(*) FILTER (WHERE lease_id IS NOT NULL AND lease_expires_at > $1)::int AS leased,
        count(*) FILTER (WHERE ${OVERDUE})::int AS overdue,
        min(next_crawl_at) FILTER (WHERE ${OVERDUE}) AS oldest,
        sum(importance) AS importance,
-       sum(importance * (${freshnessSql(options.schedule)})) AS weighted,
-       sum(crawls_per_day) AS planned
+       sum(${weightedFreshnessSql(options.schedule)}) AS weighted,
+       sum(crawls_per_day) AS planned,
+       count(*) FILTER (WHERE status = 'failing')::int AS failing,
+       count(*) FILTER (WHERE status = 'gone')::int AS gone,
+       count(*) FILTER (WHERE status = 'redirected')::int AS redirected,
+       count(*) FILTER (WHERE noisy)::int AS noisy
      FROM pages`,
     [options.now, options.defaultChangesPerDay],
   )
@@ -75,11 +101,15 @@ export async function readStatsSnapshot(
     weightedFreshness: r.weighted ?? 0,
     plannedCrawlsPerDay: r.planned ?? 0,
     crawlsLastHour: crawls.rows[0]?.n ?? 0,
+    pagesFailing: r.failing,
+    pagesGone: r.gone,
+    pagesRedirected: r.redirected,
+    pagesNoisy: r.noisy,
   }
 }
 
 /** Counts of a rate column over log10-spaced bins; rows outside [10^minLog10, 10^maxLog10) and zeros go to below/above. */
-export interface RateHistogramRow {
+interface RateHistogramRow {
   counts: number[]
   below: number
   above: number
@@ -118,7 +148,7 @@ export async function readRateHistograms(
   return out
 }
 
-export interface OverdueHostRow {
+interface OverdueHostRow {
   host: string
   pagesOverdue: number
   oldestOverdueAt: Date
@@ -135,7 +165,7 @@ export async function readTopOverdueHosts(q: Queryable, now: Date, limit: number
   return rows
 }
 
-export interface StatsSampleRow {
+interface StatsSampleRow {
   sampledAt: Date
   pages: number
   pagesOverdue: number
@@ -180,18 +210,52 @@ export async function readStatsSeries(q: Queryable, options: { from: Date; to: D
 
 export interface CrawlActivityRow {
   hourStart: Date
+  /** The status reported with these crawls (null: none). */
+  httpStatus: number | null
   crawls: number
   changes: number
 }
 
-/** Crawls (observations by crawl time) and detected changes per hour in (from, to]. */
+/**
+ * Crawls (observations by crawl time) and detected changes per hour and reported HTTP status in
+ * (from, to]: one scan of the window (observations_crawled_at_brin), a few rows per hour.
+ */
 export async function readCrawlActivity(q: Queryable, options: { from: Date; to: Date }): Promise<CrawlActivityRow[]> {
   const { rows } = await q.query<CrawlActivityRow>(
-    `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / 3600) * 3600) AS "hourStart",
+    `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR}) AS "hourStart",
+       http_status::int AS "httpStatus",
        count(*)::int AS crawls, count(*) FILTER (WHERE changed)::int AS changes
      FROM observations WHERE crawled_at > $1 AND crawled_at <= $2
-     GROUP BY 1 ORDER BY 1`,
+     GROUP BY 1, 2 ORDER BY 1, 2`,
     [options.from, options.to],
+  )
+  return rows
+}
+
+interface FetchFailureRow {
+  host: string
+  httpStatus: number
+  /** Failed crawls with this status on this host in the window. */
+  fetches: number
+  /** Distinct pages among them. */
+  pages: number
+  lastCrawledAt: Date
+}
+
+/**
+ * Failed fetches in (from, to] by host and status, most first (ties: latest first, then host,
+ * status). Failed: a reported status outside 200…399, no content seen (the rule ingest uses for a
+ * crawl without change information); observations_failed_fetches (migration 0010) indexes exactly
+ * these rows, so the query reads the window's failures only.
+ */
+export async function readFetchFailures(q: Queryable, options: { from: Date; to: Date; limit: number }): Promise<FetchFailureRow[]> {
+  const { rows } = await q.query<FetchFailureRow>(
+    `SELECT p.host, o.http_status::int AS "httpStatus", count(*)::int AS fetches,
+       count(DISTINCT o.page_id)::int AS pages, max(o.crawled_at) AS "lastCrawledAt"
+     FROM observations o JOIN pages p ON p.id = o.page_id
+     WHERE o.crawled_at > $1 AND o.crawled_at <= $2 AND (o.http_status < 200 OR o.http_status >= 400)
+     GROUP BY 1, 2 ORDER BY count(*) DESC, max(o.crawled_at) DESC, 1, 2 LIMIT $3`,
+    [options.from, options.to, options.limit],
   )
   return rows
 }

@@ -1,0 +1,61 @@
+import type { Queryable } from './transaction.ts'
+
+/**
+ * Statements that rename stored pages and host limits to their canonical names after the URL rules
+ * change (src/domain/urlRules.ts). They run in the transaction that holds the settings row FOR UPDATE.
+ */
+
+/** Keyset paging by id over page URLs only. */
+export async function pageUrlsAfter(q: Queryable, afterId: string | null, limit: number): Promise<{ id: string; url: string }[]> {
+  const { rows } = await q.query<{ id: string; url: string }>(
+    'SELECT id::text AS id, url FROM pages WHERE ($1::bigint IS NULL OR id > $1::bigint) ORDER BY id LIMIT $2',
+    [afterId, limit],
+  )
+  return rows
+}
+
+/** The pages that have one of these URLs. */
+export async function pagesWithUrls(q: Queryable, urls: readonly string[]): Promise<{ id: string; url: string }[]> {
+  if (urls.length === 0) return []
+  const { rows } = await q.query<{ id: string; url: string }>('SELECT id::text AS id, url FROM pages WHERE url = ANY($1::text[])', [urls])
+  return rows
+}
+
+/**
+ * Gives pages new URLs and hosts. A page whose host changes is marked polite when its new host has a delay
+ * (migrations/0008); its version moves, so an optimiser run that read it before does not write it back.
+ */
+export async function renamePages(q: Queryable, renames: readonly { id: string; url: string; host: string }[]): Promise<void> {
+  if (renames.length === 0) return
+  await q.query(
+    `UPDATE pages p SET url = r.url, host = r.host,
+       polite = EXISTS (SELECT 1 FROM hosts h WHERE h.host = r.host AND h.min_delay_seconds > 0),
+       version = p.version + 1, updated_at = now()
+     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, url, host)
+     WHERE p.id = r.id`,
+    [renames.map((r) => r.id), renames.map((r) => r.url), renames.map((r) => r.host)],
+  )
+}
+
+/** Every host with limits, locked until the transaction ends. */
+export async function lockHostNames(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ host: string }>('SELECT host FROM hosts ORDER BY host FOR UPDATE')
+  return rows.map((r) => r.host)
+}
+
+/** Renames host limit rows; the pages of the new names are re-marked polite or not. */
+export async function renameHosts(q: Queryable, renames: readonly { from: string; to: string }[]): Promise<void> {
+  if (renames.length === 0) return
+  await q.query(
+    `UPDATE hosts h SET host = r.to_host, updated_at = now()
+     FROM unnest($1::text[], $2::text[]) AS r(from_host, to_host)
+     WHERE h.host = r.from_host`,
+    [renames.map((r) => r.from), renames.map((r) => r.to)],
+  )
+  await q.query(
+    `UPDATE pages p SET polite = NOT p.polite
+     WHERE p.host = ANY($1::text[])
+       AND p.polite <> EXISTS (SELECT 1 FROM hosts h WHERE h.host = p.host AND h.min_delay_seconds > 0)`,
+    [renames.map((r) => r.to)],
+  )
+}
