@@ -1,11 +1,17 @@
+import { z } from 'zod'
+
 /**
  * Failures a use case reports to its caller. The HTTP layer maps each class to one status and a
  * problem+json body; nothing else decides status codes.
  */
-export interface FieldProblem {
-  path: string
-  message: string
-}
+
+/** One bad field of a request: where, and what is wrong with it. */
+export const fieldProblemSchema = z.object({
+  path: z.string().describe('JSON pointer into the request, e.g. /body/pages/3/url.'),
+  message: z.string(),
+})
+
+export type FieldProblem = z.infer<typeof fieldProblemSchema>
 
 /** The request names things that cannot be (400). Nothing was changed. */
 export class InvalidInputError extends Error {

@@ -1,40 +1,66 @@
-import type pg from 'pg'
+import { z } from 'zod'
 import {
   changeClassProbabilities,
   currentEstimates,
   decodeEstimatorState,
   emptyEstimatorState,
+  ESTIMATOR_NAMES,
+  ESTIMATOR_SECTIONS,
   exactMle,
   exactMomentMatching,
   observedDays,
   rateChangesDetected,
   schedulingHistory,
 } from '../math/estimators/index.ts'
-import { currentRate } from '../math/nhpp.ts'
-import { estimateAgeCdf } from '../math/updateDistribution.ts'
+import { currentRate, rateHistory, type CrawlChange, type CurrentRate } from '../math/nhpp.ts'
+import { poissonFit } from '../math/poissonFit.ts'
+import {
+  ageCdfM2,
+  ageCdfM4,
+  ageCdfM5,
+  ageCdfM6,
+  chooseMethod,
+  inferUpdateDistribution,
+  priorWorkM1,
+  priorWorkM3,
+  type AgeCdf,
+  type AgeCrawl,
+} from '../math/updateDistribution.ts'
 import { listObservations, recentHistory, type ObservationRow } from '../store/observationsRepo.ts'
 import { getPageById } from '../store/pagesRepo.ts'
 import { readSettingsDocument } from '../store/settingsRepo.ts'
+import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
 import { InvalidInputError, NotFoundError } from './errors.ts'
-import { estimatorSettingsOf, parseTimestampMs } from './ingest.ts'
+import { isoTimestamp, readTimestamp, timestampSchema } from './timestamps.ts'
 import { isPageId } from './pages.ts'
-import { settingsFromStored } from './settings.ts'
+import { estimatorSettingsOf, settingsFromStored } from './settings.ts'
+import type { DomainDeps } from './deps.ts'
 
-const MS_PER_DAY = 86_400_000
 /** History estimators read at most this many recent observations (bounded cost per request). */
-export const HISTORY_LIMIT = 10_000
+const HISTORY_LIMIT = 10_000
 
-export interface ObservationView {
-  crawledAt: string
-  changed: boolean | null
-  contentHash: string | null
-  lastModified: string | null
-  httpStatus: number | null
-  applied: boolean
-  late: boolean
-  intervalSeconds: number | null
-  receivedAt: string
-}
+const observationSchema = z
+  .object({
+    crawledAt: timestampSchema,
+    changed: z.boolean().nullable().describe('null: baseline, failed fetch, or late crawl without change information.'),
+    contentHash: z.string().nullable(),
+    lastModified: timestampSchema.nullable().describe('HTTP Last-Modified as reported (RFC 3339), or null.'),
+    httpStatus: z.number().int().nullable(),
+    applied: z.boolean().describe('Fed to the online estimators.'),
+    late: z.boolean(),
+    intervalSeconds: z.number().nullable().describe('Length of the estimator interval this crawl closed.'),
+    receivedAt: timestampSchema,
+  })
+  .meta({ id: 'Observation', description: 'One stored crawl of a page.' })
+
+type ObservationView = z.infer<typeof observationSchema>
+
+export const observationListSchema = z
+  .object({
+    observations: z.array(observationSchema),
+    nextCursor: z.string().nullable().describe('Pass as before for the next items; null at the end.'),
+  })
+  .meta({ id: 'ObservationList', description: "A page's observations, newest first, one response of a cursor listing." })
 
 function toObservationView(o: ObservationRow): ObservationView {
   return {
@@ -52,19 +78,19 @@ function toObservationView(o: ObservationRow): ObservationView {
 
 /** A page's history, newest first; the cursor is the crawl time of the last item returned. */
 export async function listPageObservations(
-  pool: pg.Pool,
+  deps: Pick<DomainDeps, 'pool'>,
   pageId: string,
   options: { before: string | null; limit: number },
-): Promise<{ observations: ObservationView[]; nextCursor: string | null }> {
+): Promise<z.infer<typeof observationListSchema>> {
   let before: Date | null = null
   if (options.before !== null) {
-    const ms = parseTimestampMs(options.before)
-    if (ms === null) throw new InvalidInputError('before is not an RFC 3339 timestamp', [{ path: '/querystring/before', message: 'not an RFC 3339 timestamp' }])
-    before = new Date(ms)
+    const read = readTimestamp(options.before)
+    if ('error' in read) throw new InvalidInputError(`before is ${read.error}`, [{ path: '/querystring/before', message: read.error }])
+    before = new Date(read.ms)
   }
-  const page = isPageId(pageId) ? await getPageById(pool, pageId) : null
+  const page = isPageId(pageId) ? await getPageById(deps.pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
-  const rows = await listObservations(pool, pageId, { before, limit: options.limit + 1 })
+  const rows = await listObservations(deps.pool, pageId, { before, limit: options.limit + 1 })
   const more = rows.length > options.limit
   const shown = more ? rows.slice(0, options.limit) : rows
   return {
@@ -73,33 +99,130 @@ export async function listPageObservations(
   }
 }
 
-export interface EstimateEntry {
-  name: string
-  changesPerDay: number | null
-  ci95: [number, number] | null
-  source: 'online' | 'history'
-  section: string
-  note?: string
-}
+const estimateSchema = z
+  .object({
+    name: z.string().describe('An online estimator (EstimatorName), or mleExact / momentMatchingExact from the stored history.'),
+    changesPerDay: z.number().nullable(),
+    ci95: z
+      .array(z.number())
+      .length(2)
+      .nullable()
+      .describe('95 % confidence interval [low, high] in changes per day, where one applies.'),
+    source: z
+      .enum(['online', 'history'])
+      .describe('online: the O(1) state updated on every crawl; history: recomputed from stored observations.'),
+    section: z.string().describe('docs/math.md section.'),
+    note: z.string().optional(),
+  })
+  .meta({ id: 'Estimate', description: "One estimator's change rate for a page." })
 
-const ONLINE_SECTIONS: Record<string, string> = {
-  naive: '1.1',
-  lln: '1.2',
-  sa: '1.3',
-  mle: '1.5',
-  mleAdaptive: '1.5, 2',
-  momentMatching: '1.6',
-  choGm: '1.7',
-  lastModified: '1.8',
-}
+type EstimateEntry = z.infer<typeof estimateSchema>
+
+/** The update-interval distribution of docs/math.md 2.2, as the estimates endpoint shows it. */
+const updateDistributionSchema = z
+  .object({
+    method: z.enum(['M2', 'M4', 'M6']).describe('M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).'),
+    reason: z.string().describe('Why this method: the share of crawls with an age and the variation of the crawl intervals.'),
+    ageCdf: z.array(z.object({ ageDays: z.number(), cdf: z.number() })).describe('G_U: the distribution of the content’s age at a random time.'),
+    intervalCdf: z
+      .array(z.object({ intervalDays: z.number(), cdf: z.number() }))
+      .nullable()
+      .describe('F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0).'),
+    latticeDays: z.number().nullable().describe('Crawl interval Δ when G_U is known only at its multiples (M4).'),
+    meanUpdateIntervalDays: z.number().nullable().describe('1/g_U(0); null when not identified.'),
+    meanUpdateIntervalBoundDays: z.number().nullable().describe('Upper bound of the mean update interval, x/G_U(x) at the first point.'),
+    coefficientOfVariation: z.number().nullable().describe('CV of the update intervals, from E[A] = μE[U²]/2.'),
+    note: z.string().describe('What the data identify and what they do not.'),
+    poissonFit: z
+      .object({
+        verdict: z.enum(['consistent-with-poisson', 'not-poisson', 'cannot-tell']),
+        changesPerDay: z.number().nullable().describe('The Poisson model’s rate estimate the curve is compared with.'),
+        distance: z.number().nullable().describe('sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified.'),
+        distanceBand95: z.number().nullable().describe('95th percentile of the distance for Poisson pages with the same crawls.'),
+        pValue: z.number().nullable().describe('Parametric-bootstrap p-value of the distance.'),
+        level: z.number().describe('not-poisson when pValue ≤ level.'),
+        bootstrapSamples: z.number().int(),
+        note: z.string(),
+      })
+      .describe('Test of the Poisson hypothesis (docs/math.md 2.2).'),
+    comparisons: z
+      .array(
+        z.object({
+          method: z.enum(['M1', 'M3', 'M5']),
+          estimates: z.enum(['F_U', 'G_U']),
+          points: z.array(z.object({ days: z.number(), cdf: z.number() })),
+          meanDays: z.number().nullable(),
+          note: z.string(),
+        }),
+      )
+      .describe('M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples.'),
+  })
+
+type UpdateDistributionView = z.infer<typeof updateDistributionSchema>
+type ComparisonView = UpdateDistributionView['comparisons'][number]
+
+export const estimatesSchema = z
+  .object({
+    pageId: z.string(),
+    intervals: z.number().int(),
+    changes: z.number().int(),
+    observedDays: z.number(),
+    historyObservations: z
+      .number()
+      .int()
+      .describe('Stored observations used by the history estimators (most recent first, capped).'),
+    estimators: z.array(estimateSchema),
+    changeClasses: z.array(z.object({ name: z.string(), changesPerDay: z.number(), probability: z.number() })),
+    localRate: z
+      .object({
+        changesPerDay: z.number().describe('The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none.'),
+        trend: z.enum(['rising', 'falling', 'constant']),
+        beta: z.number().describe('β̃ of the latest window (β̂ with 3 points or fewer).'),
+        points: z.number().int().describe('Update points in the latest window.'),
+        model: z.enum(['power-law', 'constant']).describe('Which estimate changesPerDay is.'),
+        windowStart: timestampSchema.describe('Start of the latest window.'),
+        estimators: z
+          .array(
+            z.object({
+              name: z.enum(['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative']),
+              changesPerDay: z.number().nullable(),
+            }),
+          )
+          .describe('Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates.'),
+        windows: z
+          .array(
+            z.object({
+              from: timestampSchema,
+              to: timestampSchema.describe('The window’s last update point.'),
+              points: z.number().int(),
+              trend: z.enum(['rising', 'falling', 'constant']),
+              beta: z.number(),
+              meanChangesPerDay: z.number().describe('n over the window’s length.'),
+              endChangesPerDay: z.number().nullable().describe('λ̌ at the window’s last point; null with 3 points or fewer.'),
+            }),
+          )
+          .describe('Windows of consistent trend over the whole history, oldest first (the last is the current one).'),
+      })
+      .nullable()
+      .describe('Localised rates from power-law NHPP fits on windows of update points (docs/math.md 2.1).'),
+    updateDistribution: updateDistributionSchema
+      .nullable()
+      .describe('The update-interval distribution (docs/math.md 2.2); null with fewer than 10 crawls.'),
+  })
+  .meta({
+    id: 'Estimates',
+    description: 'Every estimator the page history supports, with confidence intervals, change classes and the update distribution.',
+  })
 
 /**
- * Every estimator the page's history supports (API.md `GET /v1/pages/{id}/estimates`): the online
+ * Every estimator the page's history supports (docs/api.md `GET /v1/pages/{id}/estimates`): the online
  * estimates from the page state, the exact MLE with a confidence interval and exact moment matching
  * recomputed from the stored history, the change-class probabilities, the localised NHPP rate, and
  * the estimated age distribution of the update process.
  */
-export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number) {
+export async function pageEstimates(deps: Pick<DomainDeps, 'pool' | 'clock'>, pageId: string): Promise<z.infer<typeof estimatesSchema>> {
+  const { pool } = deps
+  const nowMs = deps.clock.nowMs()
   const page = isPageId(pageId) ? await getPageById(pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
   const settings = settingsFromStored(await readSettingsDocument(pool))
@@ -110,12 +233,12 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
 
   const clip = (v: number | null): number | null =>
     v === null ? null : Math.min(settings.maxChangesPerDay, Math.max(settings.minChangesPerDay, v))
-  const estimators: EstimateEntry[] = Object.entries(online).map(([name, value]) => ({
+  const estimators: EstimateEntry[] = ESTIMATOR_NAMES.map((name) => ({
     name,
-    changesPerDay: value,
+    changesPerDay: online[name],
     ci95: null,
     source: 'online' as const,
-    section: ONLINE_SECTIONS[name] ?? '1',
+    section: ESTIMATOR_SECTIONS[name],
     ...(name === 'mleAdaptive'
       ? {
           note: `MLE over the last ${schedulingHistory(state, 'mleAdaptive').intervals} intervals, since the last of ${rateChangesDetected(state)} detected changes of rate`,
@@ -125,7 +248,7 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
 
   const intervals = history
     .filter((o) => o.applied && o.changed !== null && o.intervalSeconds !== null && o.intervalSeconds > 0)
-    .map((o) => ({ intervalDays: o.intervalSeconds! / 86_400, changed: o.changed! }))
+    .map((o) => ({ intervalDays: o.intervalSeconds! / SECONDS_PER_DAY, changed: o.changed! }))
   if (intervals.length > 0) {
     const mle = exactMle(intervals)
     estimators.push({
@@ -147,18 +270,19 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
 
   const originMs = history[0]?.crawledAt.getTime() ?? 0
   const days = (d: Date) => (d.getTime() - originMs) / MS_PER_DAY
+  const iso = (atDays: number) => isoTimestamp(originMs + atDays * MS_PER_DAY)
   const inOrder = history.filter((o) => !o.late)
-  const local = currentRate(
-    inOrder.map((o) => ({ atDays: days(o.crawledAt), changed: o.changed, lastModifiedDays: o.lastModified ? days(o.lastModified) : null })),
-    (nowMs - originMs) / MS_PER_DAY,
-  )
-  const ageCdf = estimateAgeCdf(
-    inOrder.map((o) => ({
-      atDays: days(o.crawledAt),
-      changed: o.changed,
-      ageDays: o.lastModified ? Math.max(0, o.crawledAt.getTime() - o.lastModified.getTime()) / MS_PER_DAY : null,
-    })),
-  )
+  const changeCrawls: CrawlChange[] = inOrder.map((o) => ({
+    atDays: days(o.crawledAt),
+    changed: o.changed,
+    lastModifiedDays: o.lastModified ? days(o.lastModified) : null,
+  }))
+  const local = currentRate(changeCrawls, (nowMs - originMs) / MS_PER_DAY)
+  const ageCrawls: AgeCrawl[] = inOrder.map((o) => ({
+    atDays: days(o.crawledAt),
+    changed: o.changed,
+    ageDays: o.lastModified ? Math.max(0, o.crawledAt.getTime() - o.lastModified.getTime()) / MS_PER_DAY : null,
+  }))
 
   return {
     pageId,
@@ -168,7 +292,113 @@ export async function pageEstimates(pool: pg.Pool, pageId: string, nowMs: number
     historyObservations: history.length,
     estimators,
     changeClasses: changeClassProbabilities(state),
-    localRate: local === null ? null : { changesPerDay: clip(local.changesPerDay)!, trend: local.trend, beta: local.beta, points: local.points },
-    updateDistribution: ageCdf,
+    localRate:
+      local === null
+        ? null
+        : {
+            changesPerDay: clip(local.changesPerDay)!,
+            trend: local.trend,
+            beta: local.beta,
+            points: local.points,
+            model: local.model,
+            windowStart: iso(local.windowStartDays),
+            estimators: (Object.keys(local.alternatives) as (keyof CurrentRate['alternatives'])[]).map((name) => ({
+              name,
+              changesPerDay: clip(local.alternatives[name]),
+            })),
+            windows: rateHistory(changeCrawls).map((w) => ({
+              from: iso(w.windowStartDays),
+              to: iso(w.windowEndDays),
+              points: w.points,
+              trend: w.trend,
+              beta: w.beta,
+              meanChangesPerDay: clip(w.meanChangesPerDay)!,
+              endChangesPerDay: clip(w.endChangesPerDay),
+            })),
+          },
+    updateDistribution: describeUpdateDistribution(ageCrawls),
   }
+}
+
+/**
+ * The update-interval distribution of docs/math.md 2.2 for the estimates endpoint: G_U by the method
+ * the paper recommends for these crawls, F_U where the data identify g_U(0), the Poisson-fit test,
+ * and the comparison methods the crawls support (M1 with ages; M3 and M5 with a constant interval).
+ * Null with fewer than 10 crawls or nothing to estimate from.
+ */
+function describeUpdateDistribution(crawls: readonly AgeCrawl[]): UpdateDistributionView | null {
+  const choice = chooseMethod(crawls)
+  if (choice === null) return null
+  let method = choice.method
+  let reason = choice.reason
+  let cdf = method === 'M2' ? ageCdfM2(crawls) : method === 'M4' ? ageCdfM4(crawls) : ageCdfM6(crawls)
+  if (cdf === null && method === 'M4') {
+    method = 'M6'
+    cdf = ageCdfM6(crawls)
+    reason += '; M4 had no change to start from'
+  }
+  if (cdf === null) return null
+  const { method: _tested, ...fit } = poissonFit(crawls, method)
+  const inferred = inferUpdateDistribution(cdf)
+  const comparisons: ComparisonView[] = []
+  const m1 = priorWorkM1(crawls)
+  if (m1 !== null) {
+    comparisons.push({
+      method: 'M1',
+      estimates: 'F_U',
+      points: m1.points.map((p) => ({ days: p.intervalDays, cdf: p.cdf })),
+      meanDays: m1.meanUpdateIntervalDays,
+      note: 'earlier work: the age at the last crawl before each detected change, read as F_U; biased unless the updates are Poisson',
+    })
+  }
+  if (choice.constantIntervals) {
+    const m3 = priorWorkM3(crawls)
+    if (m3 !== null) {
+      comparisons.push({
+        method: 'M3',
+        estimates: 'F_U',
+        points: m3.points.map((p) => ({ days: p.intervalDays, cdf: p.cdf })),
+        meanDays: m3.meanUpdateIntervalDays,
+        note: 'earlier work: the time between detected changes, read as F_U; biased unless the updates are Poisson (its mean is Δ/G_U(Δ))',
+      })
+    }
+    const m5 = ageCdfM5(crawls)
+    if (m5 !== null) {
+      comparisons.push({
+        method: 'M5',
+        estimates: 'G_U',
+        points: m5.points.map((p) => ({ days: p.ageDays, cdf: p.cdf })),
+        meanDays: m5.meanUpdateIntervalDays,
+        note: 'G_U repaired from the same samples as M3 (Li, Cline & Loguinov 2017, eq. 49)',
+      })
+    }
+  }
+  return {
+    method,
+    reason,
+    ageCdf: cdf.points,
+    intervalCdf: inferred?.points ?? null,
+    latticeDays: cdf.latticeDays,
+    meanUpdateIntervalDays: cdf.meanUpdateIntervalDays,
+    meanUpdateIntervalBoundDays: cdf.meanUpdateIntervalBoundDays,
+    coefficientOfVariation: cdf.coefficientOfVariation,
+    note: identificationNote(cdf),
+    poissonFit: fit,
+    comparisons,
+  }
+}
+
+function identificationNote(cdf: AgeCdf): string {
+  if (cdf.meanUpdateIntervalDays !== null) {
+    return cdf.latticeDays !== null
+      ? `G_U is known at multiples of the crawl interval (${cdf.latticeDays.toPrecision(3)} days); F_U from its slopes there`
+      : 'F_U = 1 − g_U(x)/g_U(0) from the slopes of G_U'
+  }
+  if (cdf.meanUpdateIntervalBoundDays === null) return 'no change seen: the update rate and F_U are unknown'
+  const bound = cdf.meanUpdateIntervalBoundDays.toPrecision(3)
+  if (cdf.latticeDays !== null) {
+    const first = cdf.points[0]?.cdf ?? 0
+    return `with a constant crawl interval of ${cdf.latticeDays.toPrecision(3)} days G_U is known only at its multiples, and G_U at the first is already ${first.toFixed(2)}: updates can bunch inside one interval unseen, so the update rate and F_U are not identified; the mean update interval is at most ${bound} days`
+  }
+  return `the slope of G_U at 0 could not be estimated (every crawl saw a change, or too few short lags): F_U is unknown; the mean update interval is at most ${bound} days`
 }

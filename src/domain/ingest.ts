@@ -1,455 +1,279 @@
-import type pg from 'pg'
-import {
-  currentEstimates,
-  decodeEstimatorState,
-  emptyEstimatorState,
-  encodeEstimatorState,
-  schedulingHistory,
-  stepEstimators,
-  type EstimatorName,
-  type EstimatorSettings,
-  type EstimatorState,
-} from '../math/estimators/index.ts'
-import type { Random } from '../math/random.ts'
-import { insertMissingPages, lockPagesByUrlForIngest, writeIngestUpdates, type IngestPageRow, type PageIngestUpdate } from '../store/pagesRepo.ts'
-import { insertObservations, type ObservationInsert } from '../store/observationsRepo.ts'
-import { readOptimizerState, readSettingsDocumentShared, type OptimizerStateRow } from '../store/settingsRepo.ts'
-import { withTransaction } from '../store/transaction.ts'
+import { MS_PER_SECOND } from '../math/units.ts'
+import { throttledHosts, writeHostPacing, type HostPacingRow, type HostPacingUpdate } from '../store/hostsRepo.ts'
+import { addHostSignal, emptyHostSignals, nextThrottleDelaySeconds, type FetchError, type HostSignals } from './fetchOutcomes.ts'
+import { hostOfUrl } from './url.ts'
+import { crawlKey, insertObservations, reportedHistory, rewriteCrawlOutcomes, storedCrawls, type ObservationInsert } from '../store/observationsRepo.ts'
+import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite, type PageRow } from '../store/pagesRepo.ts'
+import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { availableHandOutTokens } from '../store/leasesRepo.ts'
+import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
-import {
-  allIntervalsChanged,
-  crawlsPerDayFor,
-  earlyCrawlIntervalDays,
-  explorationIntervalDays,
-  lambdaForHost,
-  nextCrawlAtMs,
-  pageBounds,
-  probePaybackDays,
-} from './schedule.ts'
-import { settingsFromStored, type Settings } from './settings.ts'
-import { normalizeUrl } from './url.ts'
+import { checkReport, type CheckedReport, type ObservationReceipt, type ObservationReport, type RejectedItem } from './crawlReports.ts'
+import { handOutCapacity, leaseMismatch } from './leases.ts'
+import { applyCrawl, replayHistory, stepContext, type CrawlOutcome, type PageState, type PageStatus, type StepContext } from './pageStep.ts'
+import { crawledPageWrite, pageStateOf } from './pageRows.ts'
+import { settingsFromStored } from './settings.ts'
+import { parseTimestampMs } from './timestamps.ts'
+import { assertUrlRulesUnchanged, readUrlRules } from './urlRules.ts'
+import type { DomainDeps } from './deps.ts'
 
-/** One crawl report, as it arrives (shape already checked by the HTTP layer). */
-export interface ObservationItem {
-  url: string
-  crawledAt: string
-  changed?: boolean | undefined
-  contentHash?: string | undefined
-  lastModified?: string | undefined
-  httpStatus?: number | undefined
-  leaseId?: string | undefined
-}
+export type { ObservationReport } from './crawlReports.ts'
 
-export interface IngestResult {
-  accepted: number
-  duplicates: number
-  late: number
-  rejected: { index: number; reason: string }[]
+export interface IngestResult extends ObservationReceipt {
   /** Intervals among the accepted items that saw a change (for metrics). */
   changesDetected: number
   /** Pages registered by this batch. */
   pagesRegistered: number
-}
-
-export interface IngestDeps {
-  pool: pg.Pool
-  clock: Clock
-  random: Random
-}
-
-/** A crawl more than this far in the future is rejected (clock skew allowance, API.md). */
-export const MAX_FUTURE_SKEW_MS = 5 * 60_000
-const MS_PER_DAY = 86_400_000
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
- * Parses an RFC 3339 timestamp to epoch milliseconds, or null. Every field must be in range
- * (Date.parse alone would read 2026-02-30 as 2 March). A leap second (:60) is not accepted.
- */
-export function parseTimestampMs(value: string): number | null {
-  const m = RFC3339.exec(value)
-  if (!m) return null
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
-  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null
-  const ms = Date.parse(value)
-  return Number.isFinite(ms) ? ms : null
-}
-
-interface ValidItem {
-  index: number
-  url: string
-  host: string
-  crawledAtMs: number
-  changed: boolean | null
-  contentHash: string | null
-  lastModifiedMs: number | null
-  httpStatus: number | null
-  leaseId: string | null
-}
-
-/** Item-level checks that need no database: URL, timestamps, lease id format. */
-function validateItem(item: ObservationItem, index: number, nowMs: number): ValidItem | { index: number; reason: string } {
-  const normalized = normalizeUrl(item.url)
-  if ('error' in normalized) return { index, reason: normalized.error }
-  const crawledAtMs = parseTimestampMs(item.crawledAt)
-  if (crawledAtMs === null) return { index, reason: 'crawledAt is not an RFC 3339 timestamp' }
-  if (crawledAtMs > nowMs + MAX_FUTURE_SKEW_MS) {
-    return { index, reason: 'crawledAt is more than 5 minutes in the future' }
-  }
-  let lastModifiedMs: number | null = null
-  if (item.lastModified !== undefined) {
-    lastModifiedMs = parseTimestampMs(item.lastModified)
-    if (lastModifiedMs === null) return { index, reason: 'lastModified is not an RFC 3339 timestamp' }
-  }
-  if (item.leaseId !== undefined && !UUID.test(item.leaseId)) {
-    return { index, reason: 'leaseId is not a lease id (UUID)' }
-  }
-  return {
-    index,
-    url: normalized.url,
-    host: normalized.host,
-    crawledAtMs,
-    changed: item.changed ?? null,
-    contentHash: item.contentHash ?? null,
-    lastModifiedMs,
-    httpStatus: item.httpStatus ?? null,
-    leaseId: item.leaseId ?? null,
-  }
-}
-
-export function estimatorSettingsOf(settings: Settings): EstimatorSettings {
-  return {
-    llnAlpha: settings.lln.alpha,
-    saGamma: settings.sa.gamma,
-    defaultChangesPerDay: settings.defaultChangesPerDay,
-    minChangesPerDay: settings.minChangesPerDay,
-    maxChangesPerDay: settings.maxChangesPerDay,
-  }
-}
-
-/** A failed fetch (no content seen) that carries no change information. */
-function isFailedFetch(status: number | null): boolean {
-  return status !== null && (status < 200 || status >= 400)
-}
-
-const toIso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
-
-/** The mutable working copy of one locked page while its items are applied. */
-interface PageWork {
-  row: IngestPageRow
-  crawls: number
-  intervals: number
-  changes: number
-  firstCrawledAtMs: number | null
-  lastCrawledAtMs: number | null
-  intervalStartAtMs: number | null
-  lastChangedAtMs: number | null
-  lastContentHash: string | null
-  state: EstimatorState
-  stepped: boolean
-  touched: boolean
-  completedLeaseId: string | null
-  /** The interval the latest in-order crawl closed, in days (null: it closed none), and whether the page was probing before it. */
-  closedIntervalDays: number | null
-  wasProbing: boolean
+  /** In-order crawls by the page's status before the crawl (noisy pages apart): crawls spent on dead and failing pages. */
+  crawlsByPageStatus: Record<PageStatus | 'noisy', number>
 }
 
 /**
- * Applies one batch of crawl reports in one transaction (DESIGN.md "One observation, end to end"):
- * register unknown pages, lock the touched pages in id order, classify each item (baseline, in-order
- * interval, late, duplicate, rejected), append the history, step the estimators in crawl-time order,
- * re-time the pages from the stored multiplier λ, complete leases, and write the pages back in bulk.
- * Returns only after COMMIT, so every accepted item is durable.
+ * Applies one batch of crawl reports in one transaction (docs/design.md "One observation, end to end"):
+ * check each item, register unknown pages, lock the touched pages in id order, feed each page's reports to
+ * the page step (src/domain/pageStep.ts) in crawl-time order, append the history, complete leases, and write
+ * the pages back in one statement. Returns only after COMMIT, so every accepted item is durable.
  */
-export async function ingestObservations(deps: IngestDeps, items: readonly ObservationItem[]): Promise<IngestResult> {
-  if (deps.clock.advanceTo) {
-    // Simulated time follows the crawlers: the latest reported crawl is "now".
-    let latest = Number.NEGATIVE_INFINITY
-    for (const item of items) latest = Math.max(latest, parseTimestampMs(item.crawledAt) ?? Number.NEGATIVE_INFINITY)
-    deps.clock.advanceTo(latest)
-  }
-  const nowMs = deps.clock.nowMs()
-  const rejected: { index: number; reason: string }[] = []
-  const valid: ValidItem[] = []
+export async function ingestObservations(deps: DomainDeps, items: readonly ObservationReport[]): Promise<IngestResult> {
+  const nowMs = advanceSimulatedClock(deps.clock, items)
+  const rejected: RejectedItem[] = []
+  const byUrl = new Map<string, CheckedReport[]>()
+  const urlRules = await readUrlRules(deps.pool)
   for (let i = 0; i < items.length; i++) {
-    const checked = validateItem(items[i]!, i, nowMs)
+    const checked = checkReport(items[i]!, i, nowMs, urlRules)
     if ('reason' in checked) rejected.push(checked)
-    else valid.push(checked)
+    else {
+      const list = byUrl.get(checked.url)
+      if (list) list.push(checked)
+      else byUrl.set(checked.url, [checked])
+    }
   }
 
-  const byUrl = new Map<string, ValidItem[]>()
-  const hostOf = new Map<string, string>()
-  for (const item of valid) {
-    const list = byUrl.get(item.url)
-    if (list) list.push(item)
-    else byUrl.set(item.url, [item])
-    hostOf.set(item.url, item.host)
-  }
-
-  const counts = await withTransaction(deps.pool, async (client) => {
+  const result = await withTransaction(deps.pool, async (client) => {
     const settings = settingsFromStored(await readSettingsDocumentShared(client))
-    const optimizer = await readOptimizerState(client)
-    const estimatorSettings = estimatorSettingsOf(settings)
-    const result = { accepted: 0, duplicates: 0, late: 0, changesDetected: 0, pagesRegistered: 0 }
-    const batchRejected: { index: number; reason: string }[] = []
-
-    const urls = [...byUrl.keys()]
+    assertUrlRulesUnchanged(urlRules, settings.urls)
+    const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
+    // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
+    ctx.catchUpLateness =
+      (await availableHandOutTokens(client, { now: new Date(nowMs), perDay: settings.budgetCrawlsPerDay, capacity: handOutCapacity(settings) })) >= 1
+    const batch = new BatchResult()
     if (settings.registerUnknownPages) {
-      result.pagesRegistered = await insertMissingPages(
+      batch.pagesRegistered = await insertMissingPages(
         client,
-        urls.map((url) => ({ url, host: hostOf.get(url)! })),
+        [...byUrl.values()].map((reports) => ({ url: reports[0]!.url, host: reports[0]!.host })),
         new Date(nowMs),
       )
     }
-    const rows = await lockPagesByUrlForIngest(client, urls)
+    const rows = await lockPagesByUrl(client, [...byUrl.keys()])
     const rowByUrl = new Map(rows.map((r) => [r.url, r]))
+    for (const [url, reports] of byUrl) {
+      if (!rowByUrl.has(url)) for (const r of reports) batch.rejected.push({ index: r.index, reason: 'unknown page (registration of unknown URLs is off)' })
+    }
+
+    // A crawl older than its page's latest may repeat a stored one: those are duplicates, not late crawls.
+    const older = rows.flatMap((row) => byUrl.get(row.url)!.filter((r) => row.lastCrawledAtMs !== null && r.crawledAtMs < row.lastCrawledAtMs).map((r) => ({ id: row.id, ms: r.crawledAtMs })))
+    const stored = await storedCrawls(client, older.map((o) => o.id), older.map((o) => o.ms))
 
     const inserts: ObservationInsert[] = []
-    /** Keys of the inserts that must be new (in-order crawls); the rest may already be stored (late). */
-    const lateKeys: { key: string; index: number }[] = []
-    const work = new Map<string, PageWork>()
-
-    for (const [url, pageItems] of byUrl) {
-      const row = rowByUrl.get(url)
-      if (!row) {
-        for (const item of pageItems) batchRejected.push({ index: item.index, reason: 'unknown page (registration of unknown URLs is off)' })
-        continue
-      }
-      const w: PageWork = {
-        row,
-        crawls: row.crawls,
-        intervals: row.intervals,
-        changes: row.changes,
-        firstCrawledAtMs: row.firstCrawledAtMs,
-        lastCrawledAtMs: row.lastCrawledAtMs,
-        intervalStartAtMs: row.intervalStartAtMs,
-        lastChangedAtMs: row.lastChangedAtMs,
-        lastContentHash: row.lastContentHash,
-        state: decodeEstimatorState(row.estimatorState) ?? emptyEstimatorState(),
-        stepped: false,
-        touched: false,
-        completedLeaseId: null,
-        closedIntervalDays: null,
-        wasProbing: false,
-      }
-      work.set(row.id, w)
-      const seen = new Set<number>()
-      // Stable sort: same-time items keep their order; the first one stored is kept, the rest are duplicates.
-      const ordered = [...pageItems].sort((a, b) => a.crawledAtMs - b.crawledAtMs)
-      for (const item of ordered) {
-        if (seen.has(item.crawledAtMs) || item.crawledAtMs === w.lastCrawledAtMs) {
-          result.duplicates++
-          continue
-        }
-        if (w.lastCrawledAtMs !== null && item.crawledAtMs < w.lastCrawledAtMs) {
-          seen.add(item.crawledAtMs)
-          // Late: stored for the history, never fed to the online estimators (their order matters).
-          // firstCrawledAt stays the earliest stored crawl (a repeat of a stored one cannot be earlier).
-          if (w.firstCrawledAtMs === null || item.crawledAtMs < w.firstCrawledAtMs) w.firstCrawledAtMs = item.crawledAtMs
-          inserts.push(observationInsert(row.id, item, item.changed, false, true, null))
-          lateKeys.push({ key: `${row.id}|${item.crawledAtMs}`, index: item.index })
-          if (item.leaseId) w.completedLeaseId = item.leaseId
-          continue
-        }
-        const outcome = applyInOrder(w, item, estimatorSettings, settings.estimator)
-        if ('reason' in outcome) {
-          // Not stored: a later item with the same crawl time may still be (it is no duplicate).
-          batchRejected.push({ index: item.index, reason: outcome.reason })
-          continue
-        }
-        seen.add(item.crawledAtMs)
-        inserts.push(observationInsert(row.id, item, outcome.changed, outcome.applied, false, outcome.intervalSeconds))
-        if (item.leaseId) w.completedLeaseId = item.leaseId
-        if (outcome.applied && outcome.changed) result.changesDetected++
-        result.accepted++
-      }
+    const writes: CrawledPageWrite[] = []
+    /** Pages that got a crawl older than their latest: recomputed from their whole history once it is stored. */
+    const replays: { row: PageRow; write: CrawledPageWrite }[] = []
+    for (const row of rows) {
+      const lateBefore = batch.late
+      const write = applyPageReports(row, byUrl.get(row.url)!, stored, ctx, batch, inserts)
+      if (write && batch.late > lateBefore) replays.push({ row, write })
+      else if (write) writes.push(write)
     }
-
+    // The targets of permanent redirects become pages (with the importance of the page that moved).
+    batch.pagesRegistered += await insertMissingPages(client, [...batch.redirects.values()], new Date(nowMs))
     const inserted = await insertObservations(client, inserts)
     for (const ins of inserts) {
-      if (ins.late) continue
-      if (!inserted.has(`${ins.pageId}|${Date.parse(ins.crawledAt)}`)) {
-        // An in-order crawl is newer than everything stored for its page; a conflict here means the
-        // page row and its history disagree. Abort rather than apply an estimator step twice.
-        throw new Error(`observation for page ${ins.pageId} at ${ins.crawledAt} already stored but newer than the page's last crawl`)
+      if (!inserted.has(crawlKey(ins.pageId, ins.crawledAtMs))) {
+        // The page row is locked, and every crawl it does not know of was checked above: a conflict here
+        // means the row and its history disagree. Abort rather than count a crawl twice.
+        throw new Error(`observation for page ${ins.pageId} at ${new Date(ins.crawledAtMs).toISOString()} is stored already`)
       }
     }
-    for (const { key } of lateKeys) {
-      if (inserted.has(key)) result.late++
-      else result.duplicates++
-    }
-    for (const ins of inserts) {
-      if (inserted.has(`${ins.pageId}|${Date.parse(ins.crawledAt)}`)) {
-        const w = work.get(ins.pageId)!
-        w.crawls++
-        w.touched = true
-      }
-    }
-
-    const updates: PageIngestUpdate[] = []
-    for (const w of work.values()) {
-      if (!w.touched && w.completedLeaseId === null) continue
-      updates.push(pageUpdate(w, settings, estimatorSettings, optimizer, nowMs, deps.random))
-    }
-    await writeIngestUpdates(client, updates)
-    return { ...result, rejected: batchRejected }
+    for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
+    await writeCrawledPages(client, writes)
+    batch.throttled = await throttledHosts(client)
+    return batch
   })
+  await adaptHostPacing(deps, result, nowMs)
 
   return {
-    accepted: counts.accepted,
-    duplicates: counts.duplicates,
-    late: counts.late,
-    rejected: [...rejected, ...counts.rejected].sort((a, b) => a.index - b.index),
-    changesDetected: counts.changesDetected,
-    pagesRegistered: counts.pagesRegistered,
+    accepted: result.accepted,
+    duplicates: result.duplicates,
+    late: result.late,
+    rejected: [...rejected, ...result.rejected].sort(byIndex),
+    leaseNotCompleted: result.leaseNotCompleted.sort(byIndex),
+    changesDetected: result.changesDetected,
+    pagesRegistered: result.pagesRegistered,
+    crawlsByPageStatus: result.crawlsByPageStatus,
   }
 }
 
-function observationInsert(
-  pageId: string,
-  item: ValidItem,
-  changed: boolean | null,
-  applied: boolean,
-  late: boolean,
-  intervalSeconds: number | null,
-): ObservationInsert {
-  return {
-    pageId,
-    crawledAt: new Date(item.crawledAtMs).toISOString(),
-    changed,
-    contentHash: item.contentHash,
-    lastModified: toIso(item.lastModifiedMs),
-    httpStatus: item.httpStatus,
-    applied,
-    late,
-    intervalSeconds,
+const byIndex = (a: RejectedItem, b: RejectedItem) => a.index - b.index
+
+/** Counts of one batch, filled while its pages are applied. */
+class BatchResult {
+  accepted = 0
+  duplicates = 0
+  late = 0
+  changesDetected = 0
+  pagesRegistered = 0
+  rejected: RejectedItem[] = []
+  leaseNotCompleted: RejectedItem[] = []
+  /** Pages to register: targets of permanent redirects, by URL. */
+  redirects = new Map<string, { url: string; host: string; importance: number }>()
+  /** What the batch says about each host (429, errors, successes, Retry-After, robots.txt Crawl-delay). */
+  hostSignals = new Map<string, HostSignals>()
+  /** Hosts whose adaptive delay runs, as read after the batch was applied. */
+  throttled: HostPacingRow[] = []
+  /** In-order crawls by what the page was when it was crawled: where the budget went. */
+  crawlsByPageStatus = { active: 0, failing: 0, gone: 0, redirected: 0, noisy: 0 }
+
+  signal(host: string, report: CheckedReport): void {
+    let signals = this.hostSignals.get(host)
+    if (!signals) this.hostSignals.set(host, (signals = emptyHostSignals()))
+    addHostSignal(signals, report)
+  }
+
+  count(outcome: CrawlOutcome): void {
+    if (outcome.kind === 'duplicate') this.duplicates++
+    else if (outcome.kind === 'late') this.late++
+    else if (outcome.kind === 'inOrder') {
+      this.accepted++
+      if (outcome.applied && outcome.changed) this.changesDetected++
+    }
   }
 }
-
-type InOrderOutcome =
-  | { changed: boolean | null; applied: boolean; intervalSeconds: number | null }
-  | { reason: string }
 
 /**
- * One crawl newer than everything stored for the page. Decides what it tells the estimators:
- * - the first crawl whose content is known is the baseline (no change information);
- * - `changed` is taken as given; else a `contentHash` is compared with the previous crawl's hash;
- *   else HTTP 304 means unchanged;
- * - a hash with no previous hash to compare starts a new baseline (the interval cannot be judged);
- * - a crawl reported unchanged without a hash keeps the previous hash (the content is the same), so
- *   a later hash-only report still compares with it; a change without a hash forgets it;
- * - a failed fetch (status < 200 or ≥ 400) without change information is stored but judges nothing:
- *   the open interval continues to the next successful crawl;
- * - otherwise the item is rejected (API.md: changed or contentHash required after the first crawl).
+ * One locked page's reports through the page step, in crawl-time order (a stable sort: of several reports of
+ * one crawl time the first one stored wins, the rest are duplicates). Appends the observations to store and
+ * returns the page's write-back, or null when nothing about the page changed.
  */
-function applyInOrder(w: PageWork, item: ValidItem, settings: EstimatorSettings, estimator: EstimatorName): InOrderOutcome {
-  let changed: boolean | null = item.changed
-  if (changed === null && item.contentHash !== null && w.lastContentHash !== null && w.intervalStartAtMs !== null) {
-    changed = item.contentHash !== w.lastContentHash
-  }
-  if (changed === null && item.httpStatus === 304) changed = false
-
-  const hasBaseline = w.intervalStartAtMs !== null
-  const failed = changed === null && item.contentHash === null && isFailedFetch(item.httpStatus)
-  if (hasBaseline && changed === null && item.contentHash === null && !failed) {
-    return { reason: 'changed or contentHash is required after the first crawl of a page' }
-  }
-
-  if (w.firstCrawledAtMs === null) w.firstCrawledAtMs = item.crawledAtMs
-  w.lastCrawledAtMs = item.crawledAtMs
-  w.closedIntervalDays = null
-  w.wasProbing = false
-  if (failed) return { changed: null, applied: false, intervalSeconds: null }
-
-  let applied = false
-  let intervalSeconds: number | null = null
-  if (hasBaseline && changed !== null) {
-    const intervalMs = item.crawledAtMs - w.intervalStartAtMs!
-    const ageDays = item.lastModifiedMs === null ? null : Math.max(0, item.crawledAtMs - item.lastModifiedMs) / MS_PER_DAY
-    w.closedIntervalDays = intervalMs / MS_PER_DAY
-    w.wasProbing = allIntervalsChanged(schedulingHistory(w.state, estimator))
-    w.state = stepEstimators(w.state, { intervalDays: intervalMs / MS_PER_DAY, changed, ageDays }, settings)
-    w.stepped = true
-    w.intervals++
-    if (changed) {
-      w.changes++
-      // Last-Modified inside the interval dates the change more precisely than the crawl does.
-      const lm = item.lastModifiedMs
-      w.lastChangedAtMs = lm !== null && lm > w.intervalStartAtMs! && lm <= item.crawledAtMs ? lm : item.crawledAtMs
+function applyPageReports(
+  row: PageRow,
+  reports: readonly CheckedReport[],
+  stored: ReadonlySet<string>,
+  ctx: StepContext,
+  batch: BatchResult,
+  inserts: ObservationInsert[],
+): CrawledPageWrite | null {
+  const before = pageStateOf(row)
+  let page: PageState = before
+  let completedLeaseId: string | null = null
+  const seen = new Set<number>()
+  for (const report of [...reports].sort((a, b) => a.crawledAtMs - b.crawledAtMs)) {
+    let outcome: CrawlOutcome
+    if (seen.has(report.crawledAtMs) || stored.has(crawlKey(row.id, report.crawledAtMs))) {
+      outcome = { kind: 'duplicate' }
+    } else {
+      const step = applyCrawl(page, report, ctx)
+      if (step.outcome.kind === 'inOrder') batch.crawlsByPageStatus[page.noisy ? 'noisy' : page.status]++
+      outcome = step.outcome
+      page = step.page
     }
-    applied = true
-    intervalSeconds = intervalMs / 1000
-  } else {
-    changed = null // baseline (or a new baseline): no change information
+    if (outcome.kind === 'rejected') {
+      // Not stored: a later report with the same crawl time may still be (it is no duplicate).
+      batch.rejected.push({ index: report.index, reason: outcome.reason })
+      continue
+    }
+    batch.count(outcome)
+    seen.add(report.crawledAtMs)
+    if (outcome.kind === 'inOrder') {
+      batch.signal(row.host, report)
+      if (outcome.redirectTo !== null) {
+        const target = hostOfUrl(outcome.redirectTo)
+        if (target !== null) batch.redirects.set(outcome.redirectTo, { url: outcome.redirectTo, host: target, importance: row.importance })
+      }
+    }
+    if (outcome.kind !== 'duplicate') inserts.push(observationInsert(row.id, report, outcome))
+    if (report.leaseId !== null) {
+      // A crawl is never lost because of its lease; a repeated report still completes it.
+      const reason = leaseMismatch(row, report.leaseId, ctx.nowMs)
+      if (reason === null || reason.startsWith('expired')) completedLeaseId = report.leaseId
+      if (reason !== null) batch.leaseNotCompleted.push({ index: report.index, reason })
+    }
   }
-  w.intervalStartAtMs = item.crawledAtMs
-  w.lastContentHash = item.contentHash ?? (changed === false ? w.lastContentHash : null)
-  return { changed, applied, intervalSeconds }
+  if (page === before && completedLeaseId === null) return null
+  return crawledPageWrite(row, before, page, completedLeaseId)
 }
 
-function pageUpdate(
-  w: PageWork,
-  settings: Settings,
-  estimatorSettings: EstimatorSettings,
-  optimizer: OptimizerStateRow,
-  nowMs: number,
-  random: Random,
-): PageIngestUpdate {
-  let estimates = w.row.estimates
-  let changesPerDay = w.row.changesPerDay
-  if (w.stepped) {
-    estimates = { ...currentEstimates(w.state, estimatorSettings) }
-    changesPerDay = estimates[settings.estimator] ?? null
-  }
-  const rateInputs = {
-    changesPerDay,
-    importance: w.row.importance,
-    minCrawlsPerDay: w.row.minCrawlsPerDay,
-    maxCrawlsPerDay: w.row.maxCrawlsPerDay,
-  }
-  const crawlsPerDay = crawlsPerDayFor(rateInputs, settings, lambdaForHost(optimizer, w.row.host))
-  const bounds = pageBounds(rateInputs, settings)
-  const crawledNow = w.lastCrawledAtMs !== w.row.lastCrawledAtMs
-  const nextMs = crawledNow
-    ? nextCrawlAtMs({
-        lastCrawledAtMs: w.lastCrawledAtMs,
-        crawlsPerDay,
-        schedule: settings.schedule,
-        nowMs,
-        random,
-        earlyIntervalDays: earlyCrawlIntervalDays({
-          ...schedulingHistory(w.state, settings.estimator),
-          crawlsPerDay,
-          minCrawlsPerDay: bounds.minCrawlsPerDay,
-          explorationIntervalDays: explorationIntervalDays(optimizer.pages, settings),
-        }),
-        paybackDays: probePaybackDays({
-          wasProbing: w.wasProbing,
-          closedIntervalDays: w.closedIntervalDays,
-          crawlsPerDay,
-          minCrawlsPerDay: bounds.minCrawlsPerDay,
-        }),
-      })
-    : w.row.nextCrawlAtMs
+function observationInsert(pageId: string, report: CheckedReport, outcome: Exclude<CrawlOutcome, { kind: 'rejected' | 'duplicate' }>): ObservationInsert {
+  const inOrder = outcome.kind === 'inOrder'
   return {
-    id: w.row.id,
-    crawls: w.crawls,
-    intervals: w.intervals,
-    changes: w.changes,
-    firstCrawledAt: toIso(w.firstCrawledAtMs),
-    lastCrawledAt: toIso(w.lastCrawledAtMs),
-    intervalStartAt: toIso(w.intervalStartAtMs),
-    lastChangedAt: toIso(w.lastChangedAtMs),
-    lastContentHash: w.lastContentHash,
-    estimatorState: w.stepped ? encodeEstimatorState(w.state) : w.row.estimatorState,
-    estimates,
-    changesPerDay,
-    crawlsPerDay,
-    nextCrawlAt: toIso(nextMs),
-    completedLeaseId: w.completedLeaseId,
+    pageId,
+    crawledAtMs: report.crawledAtMs,
+    changed: outcome.changed,
+    reportedChanged: report.changed,
+    contentHash: report.contentHash,
+    lastModifiedMs: report.lastModifiedMs,
+    httpStatus: report.httpStatus,
+    etag: report.etag,
+    fetchError: report.fetchError,
+    redirectTo: report.redirectTo,
+    retryAfterSeconds: report.retryAfterSeconds,
+    applied: inOrder && outcome.applied,
+    late: !inOrder,
+    intervalSeconds: inOrder ? outcome.intervalSeconds : null,
   }
+}
+
+/**
+ * Folds late crawls in: the page is replayed from its whole stored history (pageStep.ts, replayHistory), and the
+ * derived columns of its observations (changed, applied, interval) are rewritten to what the replay made of
+ * them. Returns the page's write-back, with the lease the batch completed.
+ */
+async function replayPage(client: Queryable, row: PageRow, write: CrawledPageWrite, ctx: StepContext): Promise<CrawledPageWrite> {
+  const history = await reportedHistory(client, row.id)
+  const replayed = replayHistory(
+    row,
+    history.map((h) => ({ ...h, changed: h.reportedChanged, fetchError: h.fetchError as FetchError | null })),
+    ctx,
+  )
+  await rewriteCrawlOutcomes(client, row.id, replayed.crawls)
+  return crawledPageWrite(row, pageStateOf(row), replayed.page, write.completedLeaseId)
+}
+
+/**
+ * Hosts adapt their pace to what they answered (fetchOutcomes.ts, nextThrottleDelaySeconds): after the batch
+ * is committed, in a transaction of its own (the crawls are stored whatever happens here; a failure is logged).
+ */
+async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: number): Promise<void> {
+  const current = new Map(batch.throttled.map((h) => [h.host, h.throttleDelaySeconds]))
+  const updates: HostPacingUpdate[] = []
+  for (const [host, signals] of batch.hostSignals) {
+    const before = current.get(host) ?? null
+    const throttle = nextThrottleDelaySeconds(before, signals)
+    const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null
+    if (throttle === before && !pushed && signals.robotsCrawlDelaySeconds === null) continue
+    updates.push({
+      host,
+      throttleDelaySeconds: throttle,
+      pauseUntil: pushed ? new Date(nowMs + signals.retryAfterSeconds! * MS_PER_SECOND) : null,
+      ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
+    })
+  }
+  if (updates.length === 0) return
+  try {
+    await withTransaction(deps.pool, (client) => writeHostPacing(client, updates))
+  } catch (err) {
+    deps.logger?.warn({ err, hosts: updates.length }, 'could not adapt host pacing; the crawls are stored')
+  }
+}
+
+/** Simulated time follows the crawlers: the latest reported crawl is "now". Returns the time of the batch. */
+function advanceSimulatedClock(clock: Clock, items: readonly ObservationReport[]): number {
+  if (clock.advanceTo) {
+    let latest = Number.NEGATIVE_INFINITY
+    for (const item of items) {
+      const ms = parseTimestampMs(item.crawledAt)
+      if (ms !== null && ms > latest) latest = ms
+    }
+    clock.advanceTo(latest)
+  }
+  return clock.nowMs()
 }

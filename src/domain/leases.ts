@@ -1,72 +1,260 @@
 import { randomUUID } from 'node:crypto'
-import type pg from 'pg'
-import { releaseLease, takeLeasedPages, upcomingCrawls } from '../store/leasesRepo.ts'
-import type { Clock } from './clock.ts'
+import { z } from 'zod'
+import {
+  claimDuePages,
+  extendLease,
+  lockLeasedPages,
+  releaseLease,
+  releasePages,
+  returnExpiredLeases,
+  returnHandOutTokens,
+  takeHandOutTokens,
+  upcomingCrawls,
+} from '../store/leasesRepo.ts'
+import { readSettingsDocument } from '../store/settingsRepo.ts'
+import { withTransaction } from '../store/transaction.ts'
+import { releasedDueAtMs } from './pageStep.ts'
+import { settingsFromStored, type Settings } from './settings.ts'
 import { NotFoundError } from './errors.ts'
+import { normalizeHostName } from './hosts.ts'
+import { isPageId } from './pages.ts'
+import { timestampSchema } from './timestamps.ts'
+import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
+import type { DomainDeps } from './deps.ts'
 
-export interface LeaseDeps {
-  pool: pg.Pool
-  clock: Clock
-}
+export const leaseRequestSchema = z
+  .object({
+    worker: z.string().min(1).max(200).describe('Name of the crawler taking the lease (shown on leased pages).'),
+    limit: z.number().int().min(1).max(1000).default(100).describe('Most pages to hand out.'),
+    leaseSeconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(SECONDS_PER_DAY)
+      .default(300)
+      .describe('Lease lifetime; unfinished pages return to the pool after it.'),
+    hosts: z.array(z.string().min(1)).max(1000).optional().describe('Only pages of these hosts.'),
+  })
+  .strict()
+  .meta({ id: 'LeaseRequest', description: 'Who takes the lease, how many pages, for how long, and optionally from which hosts.' })
 
-export interface LeaseRequest {
-  worker: string
-  limit: number
-  leaseSeconds: number
-  hosts?: readonly string[] | undefined
-}
+type LeaseRequest = z.infer<typeof leaseRequestSchema>
 
-export interface LeaseGrant {
-  leaseId: string
-  expiresAt: string
-  pages: { id: string; url: string; host: string; dueAt: string }[]
+const leasedPageSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    host: z.string(),
+    dueAt: timestampSchema,
+    etag: z.string().nullable().describe('ETag of the latest successful fetch: send it as If-None-Match.'),
+    lastModified: timestampSchema.nullable().describe('Last-Modified of the latest successful fetch: send it as If-Modified-Since.'),
+    contentHash: z.string().nullable().describe('The content hash recrawl compares the next report with.'),
+  })
+  .meta({ id: 'LeasedPage', description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).' })
+
+export const leaseGrantSchema = z
+  .object({
+    leaseId: z.string().describe('Report each crawl with this leaseId to complete the lease for that page.'),
+    expiresAt: timestampSchema,
+    pages: z.array(leasedPageSchema).describe('Most overdue first; empty when nothing is due.'),
+  })
+  .meta({ id: 'LeaseGrant', description: 'Due pages handed out under one lease.' })
+
+export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
   /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
   expiredReturned: number
 }
 
-/**
- * Per call, at most this many pages of expired leases are returned to the pool and this many pages
- * of polite hosts moved out of the global due order: keeps one call short after many workers vanished
- * at once or a large host gained a delay; the next calls do the rest.
- */
-const SWEEP_BATCH = 1000
+export const leaseReleaseSchema = z
+  .object({ released: z.number().int().describe('Pages returned to the pool.') })
+  .meta({ id: 'LeaseRelease', description: 'What releasing the lease returned to the pool.' })
+
+export const scheduleSchema = z
+  .object({
+    items: z.array(
+      z
+        .object({
+          id: z.string(),
+          url: z.string(),
+          host: z.string(),
+          dueAt: timestampSchema,
+          crawlsPerDay: z.number().nullable(),
+        })
+        .meta({ id: 'ScheduledCrawl', description: 'An unleased page and when it is due.' }),
+    ),
+  })
+  .meta({ id: 'Schedule', description: 'Upcoming crawls in due order.' })
 
 /**
- * Hands out due pages as one lease (API.md "Schedule"), in one statement (store/leasesRepo.ts):
- * most overdue first, higher importance first when tied; rows are locked with SKIP LOCKED, so
- * concurrent callers never get the same page; a host with `minDelaySeconds` gets at most one page
- * per call and per delay (its politeness row is locked and moved forward in the same statement);
- * pages of expired leases are offered again.
+ * Per call, at most this many pages of expired leases are returned to the pool: keeps one call short after
+ * many workers vanished at once; the next calls do the rest.
  */
-export async function takeLease(deps: LeaseDeps, request: LeaseRequest): Promise<LeaseGrant> {
+const EXPIRED_BATCH = 1000
+
+/**
+ * Hands out due pages as one lease (docs/api.md "Schedule"): first the pages of expired leases go back to
+ * the pool, then one claim statement (store/leasesRepo.ts) takes the most overdue pages, higher importance
+ * first when tied; rows are locked with SKIP LOCKED, so concurrent callers never get the same page; a host
+ * with `minDelaySeconds` gets at most one page per call and per delay (its politeness row is locked and
+ * moved forward in the same statement).
+ */
+export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, request: LeaseRequest): Promise<LeaseGrant> {
   const nowMs = deps.clock.nowMs()
+  const now = new Date(nowMs)
   const leaseId = randomUUID()
-  const expiresAt = new Date(nowMs + request.leaseSeconds * 1000)
-  const taken = await takeLeasedPages(deps.pool, {
-    now: new Date(nowMs),
-    limit: request.limit,
-    hosts: request.hosts && request.hosts.length > 0 ? [...request.hosts] : null,
-    leaseId,
-    worker: request.worker,
-    expiresAt,
-    sweepBatch: SWEEP_BATCH,
-  })
+  const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
+  const settings = settingsFromStored(await readSettingsDocument(deps.pool))
+  const hosts = canonicalHosts(settings, request.hosts)
+  const expiredReturned = await returnExpiredLeases(deps.pool, now, EXPIRED_BATCH)
+  // Never more than the budget: a fleet-wide allowance that fills at budgetCrawlsPerDay.
+  const budget = { perDay: settings.budgetCrawlsPerDay, capacity: handOutCapacity(settings) }
+  const allowed = await takeHandOutTokens(deps.pool, { now, wanted: request.limit, ...budget })
+  const pages =
+    allowed < 1
+      ? []
+      : await claimDuePages(deps.pool, {
+          now,
+          limit: allowed,
+          hosts,
+          leaseId,
+          worker: request.worker,
+          expiresAt,
+        })
+  await returnHandOutTokens(deps.pool, allowed - pages.length, budget.capacity)
   return {
     leaseId,
     expiresAt: expiresAt.toISOString(),
-    pages: taken.pages.map((p) => ({ id: p.id, url: p.url, host: p.host, dueAt: p.nextCrawlAt.toISOString() })),
-    expiredReturned: taken.expired,
+    pages: pages.map((p) => ({
+      id: p.id,
+      url: p.url,
+      host: p.host,
+      dueAt: p.nextCrawlAt.toISOString(),
+      etag: p.etag,
+      lastModified: p.serverLastModified?.toISOString() ?? null,
+      contentHash: p.lastContentHash,
+    })),
+    expiredReturned,
   }
 }
 
+/** The host filter of a lease request, canonical under the URL rules (a name that is no host → 400). */
+function canonicalHosts(settings: Settings, raw: readonly string[] | undefined): string[] | null {
+  if (!raw || raw.length === 0) return null
+  return [...new Set(raw.map((host, i) => normalizeHostName(host, settings.urls, `/body/hosts/${i}`)))]
+}
+
+export const leaseExtensionSchema = z
+  .object({
+    leaseSeconds: z.number().int().min(5).max(SECONDS_PER_DAY).default(300).describe('The lease now expires this long from now.'),
+  })
+  .strict()
+  .meta({ id: 'LeaseExtension', description: 'A heartbeat: keep the pages of the lease for longer.' })
+
+export const leaseExtendedSchema = z
+  .object({
+    leaseId: z.string(),
+    expiresAt: timestampSchema,
+    pages: z.number().int().describe('Pages the lease still holds, now until expiresAt.'),
+  })
+  .meta({ id: 'LeaseExtended', description: 'The lease after a heartbeat.' })
+
+/** A heartbeat: the pages the lease still holds are held until now + leaseSeconds. An expired or completed lease → 404. */
+export async function extendLeaseFor(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string, request: z.infer<typeof leaseExtensionSchema>): Promise<z.infer<typeof leaseExtendedSchema>> {
+  const nowMs = deps.clock.nowMs()
+  const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
+  const pages = await extendLease(deps.pool, leaseId, new Date(nowMs), expiresAt)
+  if (pages === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown): take a new one`)
+  return { leaseId, expiresAt: expiresAt.toISOString(), pages }
+}
+
+export const pagesReleaseSchema = z
+  .object({
+    pages: z
+      .array(
+        z
+          .object({
+            id: z.string().describe('Page id, as in the lease.'),
+            reason: z.enum(['retry', 'skip']).describe('retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.'),
+            retryAfterSeconds: z.number().min(0).max(30 * SECONDS_PER_DAY).optional().describe('With retry: not before this long from now.'),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(1000),
+  })
+  .strict()
+  .meta({ id: 'PagesRelease', description: 'Pages of the lease given back without a crawl, each with a reason.' })
+
+export const pagesReleasedSchema = z
+  .object({
+    released: z.number().int().describe('Pages given back.'),
+    notHeld: z.array(z.object({ index: z.number().int(), reason: z.string() })).describe('Items the lease does not hold (any more).'),
+  })
+  .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })
+
+/** Gives single pages of a lease back without a crawl (retry later, or skip this round). */
+export async function releaseLeasedPages(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string, request: z.infer<typeof pagesReleaseSchema>): Promise<z.infer<typeof pagesReleasedSchema>> {
+  const nowMs = deps.clock.nowMs()
+  const ids = request.pages.map((p) => p.id)
+  return withTransaction(deps.pool, async (client) => {
+    const held = new Map((await lockLeasedPages(client, leaseId, ids.filter(isPageId), new Date(nowMs))).map((p) => [p.id, p]))
+    const notHeld: { index: number; reason: string }[] = []
+    const released: { id: string; nextCrawlAtMs: number | null }[] = []
+    const seen = new Set<string>()
+    request.pages.forEach((item, index) => {
+      const page = held.get(item.id)
+      if (!page || seen.has(item.id)) {
+        notHeld.push({ index, reason: seen.has(item.id) ? 'the same page twice' : `lease ${leaseId} does not hold page ${item.id} (completed, expired, released or never leased)` })
+        return
+      }
+      seen.add(item.id)
+      released.push({ id: item.id, nextCrawlAtMs: releasedDueAtMs(page, { reason: item.reason, retryAfterSeconds: item.retryAfterSeconds ?? null }, nowMs) })
+    })
+    await releasePages(client, released)
+    // The pages were handed out but not crawled: their share of the budget goes back.
+    const settings = settingsFromStored(await readSettingsDocument(client))
+    await returnHandOutTokens(client, released.length, handOutCapacity(settings))
+    return { released: released.length, notHeld }
+  })
+}
+
+/** How many crawls leases may hand out at once: handOutBurstHours of the budget (at least one). */
+export function handOutCapacity(settings: Settings): number {
+  return Math.max(1, (settings.budgetCrawlsPerDay * settings.handOutBurstHours) / 24)
+}
+
 /** Releases a lease early: its pages return to the pool at once. */
-export async function releaseLeaseEarly(deps: LeaseDeps, leaseId: string): Promise<{ released: number }> {
+export async function releaseLeaseEarly(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string): Promise<z.infer<typeof leaseReleaseSchema>> {
   const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
+  // Handed out but not crawled: their share of the budget goes back.
+  await returnHandOutTokens(deps.pool, released, handOutCapacity(settingsFromStored(await readSettingsDocument(deps.pool))))
   return { released }
 }
 
-export async function schedulePreview(deps: LeaseDeps, options: { limit: number; until: Date | null }) {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Why a crawl report's leaseId does not complete a lease on its page, or null when it does. A lease that
+ * has expired but was not handed out again is still cleared (the page was crawled), and reported; the
+ * reason then starts with "expired".
+ */
+export function leaseMismatch(page: { leaseId: string | null; leaseExpiresAtMs: number | null }, leaseId: string, nowMs: number): string | null {
+  if (!UUID.test(leaseId)) return 'leaseId is not a lease id (a UUID from POST /v1/leases); the crawl was applied'
+  if (page.leaseId === null) return `the page is under no lease (lease ${leaseId} is unknown, released or already completed); the crawl was applied`
+  if (page.leaseId.toLowerCase() !== leaseId.toLowerCase()) {
+    return `the page is now held by another lease (lease ${leaseId} expired and the page was handed out again); the crawl was applied`
+  }
+  if (page.leaseExpiresAtMs !== null && page.leaseExpiresAtMs <= nowMs) {
+    return `expired: lease ${leaseId} expired at ${new Date(page.leaseExpiresAtMs).toISOString()}; the crawl was applied and the page released`
+  }
+  return null
+}
+
+export async function schedulePreview(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  options: { limit: number; until: Date | null },
+): Promise<z.infer<typeof scheduleSchema>> {
   const rows = await upcomingCrawls(deps.pool, options)
   return {
     items: rows.map((r) => ({ id: r.id, url: r.url, host: r.host, dueAt: r.dueAt.toISOString(), crawlsPerDay: r.crawlsPerDay })),

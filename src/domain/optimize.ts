@@ -1,202 +1,269 @@
-import type pg from 'pg'
-import type { Logger } from 'pino'
+import { z } from 'zod'
+import { SOLVER_MAX_CHANGES_PER_DAY } from '../math/estimators/index.ts'
 import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/optimizer/index.ts'
-import type { Random } from '../math/random.ts'
 import { hostCaps } from '../store/hostsRepo.ts'
 import {
   insertOptimizerRun,
   readOptimizerChunk,
+  releaseOptimizerLock,
   saveOptimizerState,
   takeOptimizerLock,
   writeRates,
 } from '../store/optimizerRepo.ts'
-import { readSettingsDocumentShared } from '../store/settingsRepo.ts'
-import { withTransaction } from '../store/transaction.ts'
-import type { Clock } from './clock.ts'
-import { UnprocessableError } from './errors.ts'
-import { explorationIntervalDays, pageBounds, retimedCrawlAtMs } from './schedule.ts'
-import { settingsFromStored } from './settings.ts'
+import { readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { transactionOn, withClient, type Queryable } from '../store/transaction.ts'
+import { ConflictError, UnprocessableError } from './errors.ts'
+import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from './pageStep.ts'
+import { pageBounds } from './schedule.ts'
+import { settingsFromStored, type Settings } from './settings.ts'
+import type { DomainDeps } from './deps.ts'
+import { isoTimestampOrNull } from './timestamps.ts'
 
-export interface OptimizeDeps {
-  pool: pg.Pool
-  clock: Clock
-  random: Random
-  logger?: Logger | undefined
-}
+export const optimizerRunSchema = z
+  .object({
+    lambda: z.number().describe('The budget’s Lagrange multiplier, in importance × per-day units.'),
+    pages: z.number().int(),
+    pagesCrawled: z.number().int().describe('Pages with a rate above their lower bound.'),
+    budgetCrawlsPerDay: z.number(),
+    expectedFreshness: z.number().describe('Σμ·f(ρ)/Σμ under the current estimates.'),
+    durationMs: z.number(),
+    pagesRetimed: z
+      .number()
+      .int()
+      .describe('Pages whose rate changed and were re-timed.'),
+  })
+  .meta({ id: 'OptimizerRun', description: 'The outcome of one optimiser run: the multiplier, the rates it set and what it cost.' })
 
-export interface OptimizeResult {
-  lambda: number
-  pages: number
-  pagesCrawled: number
-  budgetCrawlsPerDay: number
-  expectedFreshness: number
-  durationMs: number
-  /** Pages whose stored rate moved by more than RETIME_RELATIVE_CHANGE and were re-timed. */
-  pagesRetimed: number
-}
+export type OptimizeResult = z.infer<typeof optimizerRunSchema>
 
 /** Pages are read and written in chunks of this many rows. */
 const CHUNK_PAGES = 20_000
-/**
- * A page's stored rate and due time are rewritten only when its new rate differs by more than this
- * fraction. It is tiny on purpose: the API reports the exact solution (a client re-solving from
- * the reported estimates must find the same rates), so only pages the solve left unchanged (at
- * their bounds, or untouched by a small budget change) are skipped.
- */
-export const RETIME_RELATIVE_CHANGE = 1e-9
+/** Growable typed columns of the optimiser's input. */
+class Columns {
+  n = 0
+  ids: string[] = []
+  hostNames: string[] = []
+  hostIndexOf = new Map<string, number>()
+  private capacity = 1024
+  changesPerDay = new Float64Array(this.capacity)
+  /** For freshness-renewal (docs/math.md 3.5): each page's age shape (+∞: Poisson) and its law's rate. */
+  ageShape = new Float64Array(this.capacity)
+  renewalChangesPerDay = new Float64Array(this.capacity)
+  importance = new Float64Array(this.capacity)
+  minRate = new Float64Array(this.capacity)
+  maxRate = new Float64Array(this.capacity)
+  hostIndex = new Int32Array(this.capacity)
+  oldRate = new Float64Array(this.capacity)
+  lastMs = new Float64Array(this.capacity)
+  nextMs = new Float64Array(this.capacity)
+  intervals = new Int32Array(this.capacity)
+  versions = new Float64Array(this.capacity)
+  hosts: string[] = []
+  statuses: PageStatus[] = []
+  noisy: boolean[] = []
 
-/**
- * Solves every page's crawl rate under the budget (MATH.md section 3) and stores the multipliers.
- * One replica at a time (advisory lock): `wait` = block until the lock is free (API), else return
- * null when another run holds it (periodic runs). Infeasible bounds → UnprocessableError (422).
- */
-export async function runOptimizer(deps: OptimizeDeps, options: { trigger: 'api' | 'periodic'; wait: boolean }): Promise<OptimizeResult | null> {
-  const startedMs = performance.now()
-  const startedAt = new Date(deps.clock.nowMs())
-  const result = await withTransaction(deps.pool, async (client) => {
-    if (!(await takeOptimizerLock(client, options.wait))) return null
-    const settings = settingsFromStored(await readSettingsDocumentShared(client))
-    const caps = await hostCaps(client)
-
-    // Stream the pages into typed arrays (ids kept as strings for the write-back).
-    const ids: string[] = []
-    const hostNames: string[] = []
-    const hostIndexOf = new Map<string, number>()
-    let capacity = 1024
-    let changesPerDay = new Float64Array(capacity)
-    let importance = new Float64Array(capacity)
-    let minRate = new Float64Array(capacity)
-    let maxRate = new Float64Array(capacity)
-    let hostIndex = new Int32Array(capacity)
-    let oldRate = new Float64Array(capacity)
-    let lastMs = new Float64Array(capacity)
-    let nextMs = new Float64Array(capacity)
-    let intervalCount = new Int32Array(capacity)
-    const grow = <T extends Float64Array | Int32Array>(a: T, size: number): T => {
-      const b = new (a.constructor as new (n: number) => T)(size)
+  reserve(extra: number): void {
+    if (this.n + extra <= this.capacity) return
+    this.capacity = Math.max(this.capacity * 2, this.n + extra)
+    const grow = <T extends Float64Array | Int32Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(this.capacity)
       b.set(a)
       return b
     }
-    let n = 0
-    let afterId: string | null = null
-    for (;;) {
-      const chunk = await readOptimizerChunk(client, afterId, CHUNK_PAGES)
-      if (chunk.ids.length === 0) break
-      if (n + chunk.ids.length > capacity) {
-        capacity = Math.max(capacity * 2, n + chunk.ids.length)
-        changesPerDay = grow(changesPerDay, capacity)
-        importance = grow(importance, capacity)
-        minRate = grow(minRate, capacity)
-        maxRate = grow(maxRate, capacity)
-        hostIndex = grow(hostIndex, capacity)
-        oldRate = grow(oldRate, capacity)
-        lastMs = grow(lastMs, capacity)
-        nextMs = grow(nextMs, capacity)
-        intervalCount = grow(intervalCount, capacity)
-      }
-      for (let j = 0; j < chunk.ids.length; j++, n++) {
-        ids.push(chunk.ids[j]!)
-        const host = chunk.hosts[j]!
-        const bounds = pageBounds(
-          { changesPerDay: null, importance: 0, minCrawlsPerDay: chunk.minCrawlsPerDay[j]!, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j]! },
-          settings,
-        )
-        changesPerDay[n] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
-        importance[n] = chunk.importance[j]!
-        minRate[n] = bounds.minCrawlsPerDay
-        maxRate[n] = bounds.maxCrawlsPerDay
-        oldRate[n] = chunk.crawlsPerDay[j] ?? Number.NaN
-        lastMs[n] = chunk.lastCrawledAtMs[j] ?? Number.NaN
-        nextMs[n] = chunk.nextCrawlAtMs[j] ?? Number.NaN
-        intervalCount[n] = chunk.intervals[j]!
-        let h = -1
-        if (caps.has(host)) {
-          h = hostIndexOf.get(host) ?? -1
-          if (h === -1) {
-            h = hostNames.length
-            hostIndexOf.set(host, h)
-            hostNames.push(host)
-          }
-        }
-        hostIndex[n] = h
-      }
-      afterId = chunk.ids[chunk.ids.length - 1]!
-    }
-
-    const problem: RateProblem = {
-      changesPerDay: changesPerDay.subarray(0, n),
-      importance: importance.subarray(0, n),
-      minCrawlsPerDay: minRate.subarray(0, n),
-      maxCrawlsPerDay: maxRate.subarray(0, n),
-      hostIndex: hostIndex.subarray(0, n),
-      hostMaxCrawlsPerDay: Float64Array.from(hostNames, (h) => caps.get(h)!),
-      budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
-      objective: settings.objective,
-    }
-    let solution
-    try {
-      solution = solveRates(problem)
-    } catch (err) {
-      if (err instanceof InfeasibleBudgetError) throw new UnprocessableError(err.message)
-      throw err
-    }
-
-    // Write back only the pages whose rate moved materially, in chunks.
-    const nowMs = deps.clock.nowMs()
-    const exploreDays = explorationIntervalDays(n, settings)
-    let pagesRetimed = 0
-    let batchIds: string[] = []
-    let batchRates: number[] = []
-    let batchNext: (string | null)[] = []
-    const flush = async () => {
-      await writeRates(client, batchIds, batchRates, batchNext)
-      batchIds = []
-      batchRates = []
-      batchNext = []
-    }
-    for (let i = 0; i < n; i++) {
-      const rate = solution.crawlsPerDay[i]!
-      const old = oldRate[i]!
-      if (!Number.isNaN(old) && Math.abs(rate - old) <= RETIME_RELATIVE_CHANGE * Math.max(Math.abs(old), 1e-12)) continue
-      const next = retimedCrawlAtMs({
-        lastCrawledAtMs: Number.isNaN(lastMs[i]!) ? null : lastMs[i]!,
-        nextCrawlAtMs: Number.isNaN(nextMs[i]!) ? null : nextMs[i]!,
-        previousCrawlsPerDay: Number.isNaN(old) ? null : old,
-        crawlsPerDay: rate,
-        schedule: settings.schedule,
-        nowMs,
-        random: deps.random,
-        explorationIntervalDays: intervalCount[i] === 0 ? exploreDays : null,
-      })
-      batchIds.push(ids[i]!)
-      batchRates.push(rate)
-      batchNext.push(next === null ? null : new Date(next).toISOString())
-      pagesRetimed++
-      if (batchIds.length >= CHUNK_PAGES) await flush()
-    }
-    await flush()
-
-    const hostLambdas: Record<string, number> = {}
-    for (let h = 0; h < hostNames.length; h++) {
-      const lh = solution.hostLambda[h]!
-      if (lh > solution.lambda) hostLambdas[hostNames[h]!] = lh
-    }
-    await saveOptimizerState(client, { lambda: solution.lambda, hostLambdas, solvedAt: new Date(nowMs), pages: n })
-    const durationMs = performance.now() - startedMs
-    const run = {
-      lambda: solution.lambda,
-      pages: n,
-      pagesCrawled: solution.pagesCrawled,
-      budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
-      expectedFreshness: solution.expectedFreshness,
-      durationMs,
-      pagesRetimed,
-    }
-    await insertOptimizerRun(client, { ...run, startedAt, trigger: options.trigger, objective: settings.objective })
-    return run
-  })
-  if (result) {
-    deps.logger?.info({ ...result, trigger: options.trigger }, 'optimiser run')
+    this.changesPerDay = grow(this.changesPerDay)
+    this.ageShape = grow(this.ageShape)
+    this.renewalChangesPerDay = grow(this.renewalChangesPerDay)
+    this.importance = grow(this.importance)
+    this.minRate = grow(this.minRate)
+    this.maxRate = grow(this.maxRate)
+    this.hostIndex = grow(this.hostIndex)
+    this.oldRate = grow(this.oldRate)
+    this.lastMs = grow(this.lastMs)
+    this.nextMs = grow(this.nextMs)
+    this.intervals = grow(this.intervals)
+    this.versions = grow(this.versions)
   }
+
+  /** The page at index i as retimePage reads it. */
+  page(i: number): RetimeInput {
+    const nan = (x: number) => (Number.isNaN(x) ? null : x)
+    return {
+      status: this.statuses[i]!,
+      noisy: this.noisy[i]!,
+      host: this.hosts[i]!,
+      importance: this.importance[i]!,
+      minCrawlsPerDay: this.minRate[i]!,
+      maxCrawlsPerDay: this.maxRate[i]!,
+      intervals: this.intervals[i]!,
+      lastCrawledAtMs: nan(this.lastMs[i]!),
+      estimator: null,
+      changesPerDay: this.changesPerDay[i]!,
+      crawlsPerDay: nan(this.oldRate[i]!),
+      nextCrawlAtMs: nan(this.nextMs[i]!),
+    }
+  }
+}
+
+/**
+ * Solves every page's crawl rate under the budget (docs/math.md section 3) and stores the multipliers.
+ * One replica at a time (a session advisory lock held for the whole run): `wait` = block until the lock is
+ * free (API), else return null when another run holds it (periodic runs). Infeasible bounds →
+ * UnprocessableError (422).
+ *
+ * The pages are read without locking them, then solved, then the pages whose rate moved are re-timed by
+ * the page step (retimePage) and written back in chunks, each in its own transaction and each page only
+ * while it still has the version the run read: a page crawled or changed during the run keeps the rate and
+ * due time that write gave it, so no re-time ever rests on a state older than the page's latest crawl, and
+ * ingest never waits for a whole run. A settings change during the run ends its write-back (the change
+ * re-times every page itself).
+ */
+export async function runOptimizer(deps: DomainDeps, options: { trigger: 'api' | 'periodic'; wait: boolean }): Promise<OptimizeResult | null> {
+  const startedMs = performance.now()
+  const startedAt = new Date(deps.clock.nowMs())
+  const result = await withClient(deps.pool, async (client) => {
+    if (!(await takeOptimizerLock(client, options.wait))) return null
+    try {
+      return await solveAndWrite(client, deps, options.trigger, startedAt, startedMs)
+    } finally {
+      await releaseOptimizerLock(client)
+    }
+  })
+  if (result) deps.logger?.info({ ...result, trigger: options.trigger }, 'optimiser run')
   return result
+}
+
+async function solveAndWrite(
+  client: Queryable,
+  deps: DomainDeps,
+  trigger: 'api' | 'periodic',
+  startedAt: Date,
+  startedMs: number,
+): Promise<OptimizeResult> {
+  const storedSettings = await readSettingsDocument(client)
+  const settings = settingsFromStored(storedSettings)
+  const caps = await hostCaps(client)
+  const cols = await readColumns(client, settings, caps)
+  const { n } = cols
+  const renewal = settings.objective === 'freshness-renewal'
+  const problem: RateProblem = {
+    changesPerDay: (renewal ? cols.renewalChangesPerDay : cols.changesPerDay).subarray(0, n),
+    ...(renewal ? { ageShape: cols.ageShape.subarray(0, n) } : {}),
+    importance: cols.importance.subarray(0, n),
+    minCrawlsPerDay: cols.minRate.subarray(0, n),
+    maxCrawlsPerDay: cols.maxRate.subarray(0, n),
+    hostIndex: cols.hostIndex.subarray(0, n),
+    hostMaxCrawlsPerDay: Float64Array.from(cols.hostNames, (h) => caps.get(h)!),
+    budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
+    objective: settings.objective,
+  }
+  let solution
+  try {
+    solution = solveRates(problem)
+  } catch (err) {
+    if (err instanceof InfeasibleBudgetError) throw new UnprocessableError(err.message)
+    throw err
+  }
+  const hostLambdas: Record<string, number> = {}
+  for (let h = 0; h < cols.hostNames.length; h++) {
+    const lh = solution.hostLambda[h]!
+    if (lh > solution.lambda) hostLambdas[cols.hostNames[h]!] = lh
+  }
+
+  const nowMs = deps.clock.nowMs()
+  const optimizer = { lambda: solution.lambda, hostLambdas, pages: n }
+  const ctx = stepContext(settings, optimizer, nowMs, deps.random)
+  /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
+  const settingsUnchanged = async () => JSON.stringify(await readSettingsDocumentShared(client)) === JSON.stringify(storedSettings)
+
+  let pagesRetimed = 0
+  let superseded = false
+  let saved = false
+  let batch = { ids: [] as string[], versions: [] as number[], crawlsPerDay: [] as number[], nextCrawlAt: [] as (string | null)[] }
+  const flush = async () => {
+    await transactionOn(client, async () => {
+      if (!(await settingsUnchanged())) {
+        superseded = true
+        return
+      }
+      if (!saved) {
+        await saveOptimizerState(client, { ...optimizer, solvedAt: new Date(nowMs) })
+        saved = true
+      }
+      pagesRetimed += await writeRates(client, batch)
+    })
+    batch = { ids: [], versions: [], crawlsPerDay: [], nextCrawlAt: [] }
+  }
+  for (let i = 0; i < n && !superseded; i++) {
+    const rate = solution.crawlsPerDay[i]!
+    const old = cols.oldRate[i]!
+    if (!rateMoved(Number.isNaN(old) ? null : old, rate)) continue
+    const next = retimePage(cols.page(i), ctx, { solvedCrawlsPerDay: rate })
+    batch.ids.push(cols.ids[i]!)
+    batch.versions.push(cols.versions[i]!)
+    batch.crawlsPerDay.push(next.crawlsPerDay!)
+    batch.nextCrawlAt.push(isoTimestampOrNull(next.nextCrawlAtMs))
+    if (batch.ids.length >= CHUNK_PAGES) await flush()
+  }
+  if (!superseded) await flush()
+  if (superseded) throw new ConflictError('the settings changed while the optimiser ran; the change re-timed every page with the stored multipliers, run it again')
+
+  const run = {
+    lambda: solution.lambda,
+    pages: n,
+    pagesCrawled: solution.pagesCrawled,
+    budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
+    expectedFreshness: solution.expectedFreshness,
+    durationMs: performance.now() - startedMs,
+    pagesRetimed,
+  }
+  await insertOptimizerRun(client, { ...run, startedAt, trigger, objective: settings.objective })
+  return run
+}
+
+/** Streams every page into typed columns (ids kept as strings for the write-back), in id order. */
+async function readColumns(client: Queryable, settings: Settings, caps: ReadonlyMap<string, number>): Promise<Columns> {
+  const cols = new Columns()
+  let afterId: string | null = null
+  for (;;) {
+    const chunk = await readOptimizerChunk(client, afterId, CHUNK_PAGES)
+    if (chunk.ids.length === 0) return cols
+    cols.reserve(chunk.ids.length)
+    for (let j = 0; j < chunk.ids.length; j++) {
+      const i = cols.n++
+      const host = chunk.hosts[j]!
+      const bounds = pageBounds({ minCrawlsPerDay: chunk.minCrawlsPerDay[j] ?? null, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j] ?? null }, settings)
+      const status = chunk.statuses[j] as PageStatus
+      const noisy = chunk.noisy[j]!
+      // Gone and redirected pages are out of the budget; a noisy page stays at its floor.
+      const out = status === 'gone' || status === 'redirected'
+      cols.ids.push(chunk.ids[j]!)
+      cols.hosts.push(host)
+      cols.statuses.push(status)
+      cols.noisy.push(noisy)
+      cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
+      // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
+      const shape = chunk.ageShapes[j] ?? null
+      cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY
+      cols.renewalChangesPerDay[i] = shape === null ? cols.changesPerDay[i]! : Math.min(SOLVER_MAX_CHANGES_PER_DAY, cols.changesPerDay[i]! * (chunk.ageShapeRateRatios[j] ?? 1))
+      cols.importance[i] = chunk.importance[j]!
+      cols.minRate[i] = out ? 0 : bounds.minCrawlsPerDay
+      cols.maxRate[i] = out ? 0 : noisy ? bounds.minCrawlsPerDay : bounds.maxCrawlsPerDay
+      cols.oldRate[i] = chunk.crawlsPerDay[j] ?? Number.NaN
+      cols.lastMs[i] = chunk.lastCrawledAtMs[j] ?? Number.NaN
+      cols.nextMs[i] = chunk.nextCrawlAtMs[j] ?? Number.NaN
+      cols.intervals[i] = chunk.intervals[j]!
+      cols.versions[i] = chunk.versions[j]!
+      let h = -1
+      if (caps.has(host)) {
+        h = cols.hostIndexOf.get(host) ?? -1
+        if (h === -1) {
+          h = cols.hostNames.length
+          cols.hostIndexOf.set(host, h)
+          cols.hostNames.push(host)
+        }
+      }
+      cols.hostIndex[i] = h
+    }
+    afterId = chunk.ids[chunk.ids.length - 1]!
+  }
 }

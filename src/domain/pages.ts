@@ -1,5 +1,4 @@
-import type pg from 'pg'
-import type { Random } from '../math/random.ts'
+import { z } from 'zod'
 import { currentEstimates, decodeEstimatorState, ESTIMATOR_NAMES } from '../math/estimators/index.ts'
 import {
   deletePage,
@@ -13,57 +12,109 @@ import {
 } from '../store/pagesRepo.ts'
 import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
-import type { Clock } from './clock.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from './errors.ts'
-import { estimatorSettingsOf } from './ingest.ts'
-import {
-  crawlsPerDayFor,
-  expectedPageFreshness,
-  explorationIntervalDays,
-  lambdaForHost,
-  retimedCrawlAtMs,
-  scheduledCrawlAt,
-} from './schedule.ts'
-import { settingsFromStored, type Settings } from './settings.ts'
+import { pageStateOf } from './pageRows.ts'
+import { PAGE_STATUSES, registrationDueAtMs, retimePage, stepContext, type StepContext } from './pageStep.ts'
+import { expectedPageFreshness, scheduledCrawlAt } from './schedule.ts'
+import { estimatorNameSchema, estimatorSettingsOf, settingsFromStored, type Settings } from './settings.ts'
+import { importanceSchema, MAX_IMPORTANCE, MIN_POSITIVE_IMPORTANCE, rateSchema } from './inputLimits.ts'
+import { isoTimestampOrNull, timestampSchema } from './timestamps.ts'
 import { normalizeHostName } from './hosts.ts'
-import { normalizeUrl } from './url.ts'
+import { canonicalUrl } from './url.ts'
+import { assertUrlRulesUnchanged, readUrlRules } from './urlRules.ts'
+import type { DomainDeps } from './deps.ts'
 
-export interface PagesDeps {
-  pool: pg.Pool
-  clock: Clock
-  random: Random
-}
+const nullableTimestamp = timestampSchema.nullable().describe('RFC 3339 timestamp, or null.')
 
-/** A page as the API shows it (API.md "Pages"). */
-export interface PageView {
-  id: string
-  url: string
-  host: string
-  importance: number
-  minCrawlsPerDay: number | null
-  maxCrawlsPerDay: number | null
-  crawls: number
-  intervals: number
-  changes: number
-  firstCrawledAt: string | null
-  lastCrawledAt: string | null
-  lastChangedAt: string | null
-  changesPerDay: number | null
-  estimator: Settings['estimator']
-  estimates: Record<string, number | null>
-  crawlsPerDay: number | null
-  nextCrawlAt: string | null
-  dueAt: string | null
-  expectedFreshness: number | null
-  lease: { leaseId: string; worker: string | null; expiresAt: string } | null
-}
+const leaseSchema = z
+  .object({ leaseId: z.string(), worker: z.string().nullable(), expiresAt: timestampSchema })
+  .meta({ id: 'Lease', description: 'The unexpired lease holding a page.' })
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString())
+/** A page as the API shows it (docs/api.md "Pages"). */
+export const pageSchema = z
+  .object({
+    id: z.string().describe('Page id (a decimal integer as a string).'),
+    url: z.string().describe('Normalised absolute URL.'),
+    host: z.string(),
+    importance: z.number().describe('Weight μ ≥ 0 in the freshness objective.'),
+    minCrawlsPerDay: z.number().nullable().describe("The page's own lower bound; null = settings.minCrawlsPerDay."),
+    maxCrawlsPerDay: z.number().nullable().describe("The page's own upper bound; null = settings.maxCrawlsPerDay."),
+    crawls: z.number().int().describe('Observations stored for the page (baseline, in-order and late).'),
+    intervals: z.number().int().describe('In-order crawl intervals fed to the online estimators (n).'),
+    changes: z.number().int().describe('Intervals among those that saw a change (X).'),
+    firstCrawledAt: nullableTimestamp,
+    lastCrawledAt: nullableTimestamp,
+    lastChangedAt: nullableTimestamp,
+    changesPerDay: z
+      .number()
+      .nullable()
+      .describe('The estimate that drives scheduling (settings.estimator); null before the first interval.'),
+    estimator: estimatorNameSchema,
+    estimates: z
+      .record(z.string(), z.number().nullable())
+      .describe('Every online estimate by estimator name, changes per day, clipped to the settings bounds; null without data.'),
+    crawlsPerDay: z.number().nullable().describe('Rate from the last optimisation plus local updates.'),
+    nextCrawlAt: nullableTimestamp.describe(
+      'When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0).',
+    ),
+    dueAt: nullableTimestamp.describe(
+      'When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (docs/math.md 3.6).',
+    ),
+    expectedFreshness: z
+      .number()
+      .nullable()
+      .describe('Expected fraction of time the stored copy is fresh at crawlsPerDay under the running schedule.'),
+    lease: leaseSchema.nullable().describe('The lease holding the page, if any (an expired one until the next lease call returns it).'),
+    status: z
+      .enum(PAGE_STATUSES)
+      .describe(
+        'active: fetched normally; failing: its latest fetches failed, retried with backoff; gone: 404/410 too often, out of the budget and fetched again only every outcomes.goneRecheckDays; redirected: answered 301/308, not scheduled (see redirectTo). A 2xx makes any page active again.',
+      ),
+    consecutiveFailures: z.number().int().describe('Failed fetches (404, 410, 5xx, timeouts…) since the last success.'),
+    lastHttpStatus: z.number().int().nullable().describe('HTTP status of the latest in-order crawl report that had one.'),
+    lastSuccessAt: nullableTimestamp.describe('The latest crawl that answered with content or 304.'),
+    redirectTo: z.string().nullable().describe('Where a redirected page moved (registered as a page of its own).'),
+    etag: z.string().nullable().describe('ETag of the latest successful fetch (If-None-Match).'),
+    lastModified: nullableTimestamp.describe('Last-Modified of the latest successful fetch (If-Modified-Since).'),
+    noisy: z
+      .boolean()
+      .describe(
+        "Its content hash changed on every fetch, even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content).",
+      ),
+  })
+  .meta({ id: 'Page', description: 'A page: its attributes, crawl history counts, every online estimate, its rate and due time.' })
+
+type PageView = z.infer<typeof pageSchema>
+
+export const pageListSchema = z
+  .object({ pages: z.array(pageSchema), nextCursor: z.string().nullable().describe('Pass as cursor for the next items; null at the end.') })
+  .meta({ id: 'PageList', description: 'Pages in id order, one response of a cursor listing.' })
+
+/** One page of a PUT /v1/pages batch. */
+export const pageRegistrationSchema = z
+  .object({
+    url: z.string().describe('Absolute http(s) URL.'),
+    importance: importanceSchema().optional().describe(`Default 1; 0, or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}.`),
+    minCrawlsPerDay: rateSchema().nullable().optional().describe('The page’s own lower bound; null or absent = the settings’ minCrawlsPerDay.'),
+    maxCrawlsPerDay: rateSchema().nullable().optional().describe('The page’s own upper bound; null or absent = the settings’ maxCrawlsPerDay.'),
+  })
+  .strict()
+  .meta({ id: 'PageRegistration', description: 'A page to register or update: importance and bounds replace the stored ones (absent = default).' })
+
+type PageInput = z.infer<typeof pageRegistrationSchema>
+
+export const pageBatchResultSchema = z
+  .object({ created: z.number().int(), updated: z.number().int() })
+  .meta({ id: 'PageBatchResult', description: 'How many pages of the batch were new and how many existed.' })
+
+const iso = isoTimestampOrNull
 
 /** Every estimator is named in a Page, null until the page's history supports it. */
 const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])))
 
-export function toPageView(row: PageRow, settings: Settings): PageView {
+/** A page as the API shows it. Every estimate is derived from the stored estimator state here. */
+function toPageView(row: PageRow, settings: Settings): PageView {
+  const state = decodeEstimatorState(row.estimatorState)
   return {
     id: row.id,
     url: row.url,
@@ -74,35 +125,36 @@ export function toPageView(row: PageRow, settings: Settings): PageView {
     crawls: row.crawls,
     intervals: row.intervals,
     changes: row.changes,
-    firstCrawledAt: iso(row.firstCrawledAt),
-    lastCrawledAt: iso(row.lastCrawledAt),
-    lastChangedAt: iso(row.lastChangedAt),
+    firstCrawledAt: iso(row.firstCrawledAtMs),
+    lastCrawledAt: iso(row.lastCrawledAtMs),
+    lastChangedAt: iso(row.lastChangedAtMs),
     changesPerDay: row.changesPerDay,
     estimator: settings.estimator,
-    estimates: { ...NO_ESTIMATES, ...row.estimates },
+    estimates: state === null ? { ...NO_ESTIMATES } : currentEstimates(state, estimatorSettingsOf(settings)),
     crawlsPerDay: row.crawlsPerDay,
     nextCrawlAt: iso(
       scheduledCrawlAt({
-        lastCrawledAt: row.lastCrawledAt,
+        lastCrawledAtMs: row.lastCrawledAtMs,
         crawlsPerDay: row.crawlsPerDay,
         schedule: settings.schedule,
-        dueAt: row.nextCrawlAt,
+        dueAtMs: row.nextCrawlAtMs,
       }),
     ),
-    dueAt: iso(row.nextCrawlAt),
+    dueAt: iso(row.nextCrawlAtMs),
     expectedFreshness: expectedPageFreshness(row, settings, row.crawlsPerDay),
     lease:
-      row.leaseId !== null && row.leaseExpiresAt !== null
-        ? { leaseId: row.leaseId, worker: row.leasedBy, expiresAt: row.leaseExpiresAt.toISOString() }
+      row.leaseId !== null && row.leaseExpiresAtMs !== null
+        ? { leaseId: row.leaseId, worker: row.leasedBy, expiresAt: iso(row.leaseExpiresAtMs)! }
         : null,
+    status: row.status,
+    consecutiveFailures: row.consecutiveFailures,
+    lastHttpStatus: row.lastHttpStatus,
+    lastSuccessAt: iso(row.lastSuccessAtMs),
+    redirectTo: row.redirectTo,
+    etag: row.etag,
+    lastModified: iso(row.serverLastModifiedMs),
+    noisy: row.noisy,
   }
-}
-
-export interface PageInput {
-  url: string
-  importance?: number | undefined
-  minCrawlsPerDay?: number | null | undefined
-  maxCrawlsPerDay?: number | null | undefined
 }
 
 /**
@@ -110,68 +162,52 @@ export interface PageInput {
  * defaults to 1, bounds to none). The whole batch is checked first; any bad item → 400 with every
  * problem listed, nothing written. Rates and due times of the touched pages follow at once.
  */
-export async function putPages(deps: PagesDeps, pages: readonly PageInput[]): Promise<{ created: number; updated: number }> {
+export async function putPages(deps: DomainDeps, pages: readonly PageInput[]): Promise<{ created: number; updated: number }> {
   const problems: FieldProblem[] = []
   const upserts: PageUpsert[] = []
   const firstIndexOf = new Map<string, number>()
+  const urlRules = await readUrlRules(deps.pool)
   pages.forEach((page, index) => {
-    const normalized = normalizeUrl(page.url)
-    if ('error' in normalized) {
-      problems.push({ path: `/body/pages/${index}/url`, message: normalized.error })
+    const canonical = canonicalUrl(page.url, urlRules)
+    if ('error' in canonical) {
+      problems.push({ path: `/body/pages/${index}/url`, message: canonical.error })
       return
     }
-    const earlier = firstIndexOf.get(normalized.url)
+    const earlier = firstIndexOf.get(canonical.url)
     if (earlier !== undefined) {
-      problems.push({ path: `/body/pages/${index}/url`, message: `same page as /body/pages/${earlier}/url (${normalized.url})` })
+      problems.push({ path: `/body/pages/${index}/url`, message: `same page as /body/pages/${earlier}/url (${canonical.url})` })
       return
     }
-    firstIndexOf.set(normalized.url, index)
+    firstIndexOf.set(canonical.url, index)
     const min = page.minCrawlsPerDay ?? null
     const max = page.maxCrawlsPerDay ?? null
     if (min !== null && max !== null && max < min) {
       problems.push({ path: `/body/pages/${index}/maxCrawlsPerDay`, message: 'maxCrawlsPerDay must be at least minCrawlsPerDay' })
       return
     }
-    upserts.push({ ...normalized, importance: page.importance ?? 1, minCrawlsPerDay: min, maxCrawlsPerDay: max })
+    upserts.push({ ...canonical, importance: page.importance ?? 1, minCrawlsPerDay: min, maxCrawlsPerDay: max })
   })
   if (problems.length > 0) throw new InvalidInputError(`${problems.length} of ${pages.length} pages are invalid; nothing was changed`, problems)
 
   const nowMs = deps.clock.nowMs()
   return withTransaction(deps.pool, async (client) => {
     const settings = settingsFromStored(await readSettingsDocumentShared(client))
-    const optimizer = await readOptimizerState(client)
+    assertUrlRulesUnchanged(urlRules, settings.urls)
+    const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     const written = await upsertPages(client, upserts, new Date(nowMs))
-    let created = 0
-    const schedules = written.map(({ row, created: isNew }) => {
-      if (isNew) created++
-      return { id: row.id, ...retimedRow(row, row.changesPerDay, settings, optimizer, nowMs, deps.random) }
+    // New pages, most important first, get first due times spread over the time the budget needs for them.
+    const fresh = written.filter((w) => w.created).sort((a, b) => b.row.importance - a.row.importance)
+    const created = fresh.length
+    const firstDue = new Map(fresh.map((w, k) => [w.row.id, registrationDueAtMs(ctx, k, created)]))
+    const schedules = written.map(({ row }) => {
+      const page = pageStateOf(row)
+      page.nextCrawlAtMs = firstDue.get(row.id) ?? page.nextCrawlAtMs
+      // Importance and bounds may have changed: the rate the stored λ gives, and its due time.
+      return { id: row.id, ...retimePage(page, ctx) }
     })
     await writeSchedules(client, schedules)
     return { created, updated: written.length - created }
   })
-}
-
-/** A page's rate and due time from its scheduling estimate and the stored multipliers. */
-function retimedRow(
-  row: PageRow,
-  changesPerDay: number | null,
-  settings: Settings,
-  optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null },
-  nowMs: number,
-  random: Random,
-): { changesPerDay: number | null; crawlsPerDay: number; nextCrawlAt: string | null } {
-  const crawlsPerDay = crawlsPerDayFor({ ...row, changesPerDay }, settings, lambdaForHost(optimizer, row.host))
-  const nextMs = retimedCrawlAtMs({
-    lastCrawledAtMs: row.lastCrawledAt?.getTime() ?? null,
-    nextCrawlAtMs: row.nextCrawlAt?.getTime() ?? null,
-    previousCrawlsPerDay: row.crawlsPerDay,
-    explorationIntervalDays: row.intervals === 0 ? explorationIntervalDays(optimizer.pages, settings) : null,
-    crawlsPerDay,
-    schedule: settings.schedule,
-    nowMs,
-    random,
-  })
-  return { changesPerDay, crawlsPerDay, nextCrawlAt: nextMs === null ? null : new Date(nextMs).toISOString() }
 }
 
 async function currentSettings(q: Queryable): Promise<Settings> {
@@ -185,35 +221,38 @@ export function isPageId(id: string): boolean {
   return /^[1-9]\d{0,18}$/.test(id) && BigInt(id) <= MAX_PAGE_ID
 }
 
-export async function getPage(deps: Pick<PagesDeps, 'pool'>, id: string): Promise<PageView> {
+export async function getPage(deps: Pick<DomainDeps, 'pool'>, id: string): Promise<PageView> {
   const row = isPageId(id) ? await getPageById(deps.pool, id) : null
   if (!row) throw new NotFoundError(`no page with id ${id}`)
   return toPageView(row, await currentSettings(deps.pool))
 }
 
-export async function getPageForUrl(deps: Pick<PagesDeps, 'pool'>, rawUrl: string): Promise<PageView> {
-  const normalized = normalizeUrl(rawUrl)
-  if ('error' in normalized) throw new InvalidInputError(normalized.error, [{ path: '/querystring/url', message: normalized.error }])
-  const row = await getPageByUrl(deps.pool, normalized.url)
-  if (!row) throw new NotFoundError(`no page with url ${normalized.url}`)
-  return toPageView(row, await currentSettings(deps.pool))
+/** The page of any spelling of its URL: the lookup is by the canonical form under the URL rules in force. */
+export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: string): Promise<PageView> {
+  const settings = await currentSettings(deps.pool)
+  const canonical = canonicalUrl(rawUrl, settings.urls)
+  if ('error' in canonical) throw new InvalidInputError(canonical.error, [{ path: '/querystring/url', message: canonical.error }])
+  const row = await getPageByUrl(deps.pool, canonical.url)
+  if (!row) throw new NotFoundError(`no page with url ${canonical.url}`)
+  return toPageView(row, settings)
 }
 
 /** Cursor paging by id: the cursor is the last id of the previous page, opaque to clients. */
 export async function listPageViews(
-  deps: Pick<PagesDeps, 'pool'>,
+  deps: Pick<DomainDeps, 'pool'>,
   options: { host: string | null; cursor: string | null; limit: number },
-): Promise<{ pages: PageView[]; nextCursor: string | null }> {
+): Promise<z.infer<typeof pageListSchema>> {
   let afterId: string | null = null
   if (options.cursor !== null) {
-    if (!/^\d{1,19}$/.test(options.cursor)) {
+    // A cursor is a page id (or 0): a bigint, so a longer or larger number is no cursor.
+    if (!/^\d{1,19}$/.test(options.cursor) || BigInt(options.cursor) > MAX_PAGE_ID) {
       throw new InvalidInputError('cursor is not a value returned as nextCursor', [{ path: '/querystring/cursor', message: 'invalid cursor' }])
     }
     afterId = options.cursor
   }
-  const host = options.host === null ? null : normalizeHostName(options.host, '/querystring/host')
-  const rows = await listPages(deps.pool, { host, afterId, limit: options.limit + 1 })
   const settings = await currentSettings(deps.pool)
+  const host = options.host === null ? null : normalizeHostName(options.host, settings.urls, '/querystring/host')
+  const rows = await listPages(deps.pool, { host, afterId, limit: options.limit + 1 })
   const more = rows.length > options.limit
   const pageRows = more ? rows.slice(0, options.limit) : rows
   return {
@@ -222,36 +261,26 @@ export async function listPageViews(
   }
 }
 
-export async function removePage(deps: Pick<PagesDeps, 'pool'>, id: string): Promise<void> {
+export async function removePage(deps: Pick<DomainDeps, 'pool'>, id: string): Promise<void> {
   const deleted = isPageId(id) && (await withTransaction(deps.pool, (client) => deletePage(client, id)))
   if (!deleted) throw new NotFoundError(`no page with id ${id}`)
 }
+
+/** Pages read and rewritten per statement when every page is re-timed after a settings change. */
+const RESCHEDULE_CHUNK_PAGES = 2000
 
 /**
  * Re-derives every page's estimates (new clipping bounds, LLN α, estimator choice), rate and due
  * time after a settings change, streaming pages in id order in chunks. Runs inside the caller's
  * transaction, which holds the settings row FOR UPDATE.
  */
-export async function rescheduleAllPages(
-  client: Queryable,
-  settings: Settings,
-  optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null },
-  nowMs: number,
-  random: Random,
-  chunkSize = 2000,
-): Promise<number> {
-  const estimatorSettings = estimatorSettingsOf(settings)
+export async function rescheduleAllPages(client: Queryable, ctx: StepContext, chunkSize = RESCHEDULE_CHUNK_PAGES): Promise<number> {
   let afterId: string | null = null
   let total = 0
   for (;;) {
     const rows: PageRow[] = await listPages(client, { host: null, afterId, limit: chunkSize })
     if (rows.length === 0) return total
-    const schedules = rows.map((row) => {
-      const state = decodeEstimatorState(row.estimatorState)
-      const estimates = state ? { ...currentEstimates(state, estimatorSettings) } : row.estimates
-      const changesPerDay = state ? (estimates[settings.estimator] ?? null) : row.changesPerDay
-      return { id: row.id, estimates, ...retimedRow(row, changesPerDay, settings, optimizer, nowMs, random) }
-    })
+    const schedules = rows.map((row) => ({ id: row.id, ...retimePage(pageStateOf(row), ctx, { reestimate: true }) }))
     await writeSchedules(client, schedules)
     total += rows.length
     afterId = rows[rows.length - 1]!.id

@@ -1,30 +1,33 @@
+import { renewalParameters, type EstimatorState } from '../math/estimators/index.ts'
 import { rateForPage, pageFreshness } from '../math/optimizer/index.ts'
 import type { Random } from '../math/random.ts'
 import type { Settings } from './settings.ts'
+import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
-const MS_PER_DAY = 86_400_000
 
 /** What the rate of one page depends on. */
-export interface RateInputs {
+interface RateInputs {
   changesPerDay: number | null
   importance: number
   minCrawlsPerDay: number | null
   maxCrawlsPerDay: number | null
+  /** The estimator state, whose fitted age-law shape `freshness-renewal` reads (docs/math.md 3.5). */
+  estimator?: EstimatorState | null
 }
 
-/** A page's effective bounds: its own, else the settings-level ones (MATH.md 3.6: the floor keeps every page learnable). */
-export function pageBounds(page: RateInputs, settings: Settings): { minCrawlsPerDay: number; maxCrawlsPerDay: number } {
+/** A page's effective bounds: its own, else the settings-level ones (docs/math.md 3.6: the floor keeps every page learnable). */
+export function pageBounds(page: Pick<RateInputs, 'minCrawlsPerDay' | 'maxCrawlsPerDay'>, settings: Settings): { minCrawlsPerDay: number; maxCrawlsPerDay: number } {
   const minCrawlsPerDay = page.minCrawlsPerDay ?? settings.minCrawlsPerDay
   const maxCrawlsPerDay = page.maxCrawlsPerDay ?? settings.maxCrawlsPerDay ?? Number.POSITIVE_INFINITY
   return { minCrawlsPerDay, maxCrawlsPerDay: Math.max(maxCrawlsPerDay, minCrawlsPerDay) }
 }
 
 /** The change rate scheduling uses: the page's estimate, or the prior for pages without one. */
-export function schedulingChangesPerDay(page: RateInputs, settings: Settings): number {
+function schedulingChangesPerDay(page: RateInputs, settings: Settings): number {
   return page.changesPerDay ?? settings.defaultChangesPerDay
 }
 
-/** The multiplier that applies to a host's pages: its own when its cap binds (MATH.md 3.2), else the global one. */
+/** The multiplier that applies to a host's pages: its own when its cap binds (docs/math.md 3.2), else the global one. */
 export function lambdaForHost(state: { lambda: number | null; hostLambdas: Record<string, number> }, host: string): number | null {
   // λ = 0: the last solve left budget unused (every page at its upper bound). It says nothing about
   // a page added since, which is then timed from its own change rate until the next solve.
@@ -33,7 +36,7 @@ export function lambdaForHost(state: { lambda: number | null; hostLambdas: Recor
 }
 
 /**
- * The page's crawl rate from the stored global multiplier λ (MATH.md 3.1, O(1)). Before the first
+ * The page's crawl rate from the stored global multiplier λ (docs/math.md 3.1, O(1)). Before the first
  * optimisation (λ unknown) a page is crawled at its change rate, within its bounds.
  */
 export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: number | null): number {
@@ -42,11 +45,12 @@ export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: nu
   if (lambda === null) {
     return Math.min(bounds.maxCrawlsPerDay, Math.max(bounds.minCrawlsPerDay, changesPerDay))
   }
-  return rateForPage({ changesPerDay, importance: page.importance, ...bounds }, lambda, settings.objective)
+  const law = settings.objective === 'freshness-renewal' ? renewalParameters(page.estimator ?? null, changesPerDay) : { changesPerDay }
+  return rateForPage({ ...law, importance: page.importance, ...bounds }, lambda, settings.objective)
 }
 
 /**
- * Probing a page whose every interval saw a change (MATH.md 1.5 and 3.6).
+ * Probing a page whose every interval saw a change (docs/math.md 1.5 and 3.6).
  *
  * While X = n no estimator can tell how fast a page changes: the smoothed MLE grows only like
  * ln(n + 2)/τ̄, so a page that changes far faster than it is crawled looks like a moderately fast
@@ -59,9 +63,9 @@ export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: nu
  * below PROBE_MIN_INTERVAL_DAYS. Under the periodic schedule a probe and the interval that pays it
  * back (probePaybackDays) alternate, so probing does not raise the page's crawl rate.
  */
-export const PROBE_AFTER_INTERVALS = 2
+const PROBE_AFTER_INTERVALS = 2
 /** The shortest probe interval: one minute, the resolution of the MLE's interval histogram. */
-export const PROBE_MIN_INTERVAL_DAYS = 1 / 1440
+export const PROBE_MIN_INTERVAL_DAYS = 1 / MINUTES_PER_DAY
 
 /** Every interval of the page saw a change, and there are enough of them to probe. */
 export function allIntervalsChanged(page: { intervals: number; changes: number }): boolean {
@@ -75,7 +79,7 @@ export function explorationIntervalDays(pages: number | null, settings: Settings
 
 /**
  * How soon a page should be crawled again when that is sooner than its rate says, in days; null
- * when its rate decides. Two cases (MATH.md 3.6, exploration):
+ * when its rate decides. Two cases (docs/math.md 3.6, exploration):
  * - a page crawled once (no interval yet) has only the prior for an estimate, and the optimiser may
  *   have set it to its floor on that prior alone; it is crawled again after at most
  *   `explorationIntervalDays` (the interval an even split of the budget gives every page), so every
@@ -125,6 +129,11 @@ export function probePaybackDays(page: {
  * 1/ρ days, plus a probe's payback (probePaybackDays), or + an early crawl's interval
  * (earlyCrawlIntervalDays) when that is shorter. Poisson: last crawl + an exponential draw with
  * rate ρ, or + the early crawl's interval when that is shorter.
+ *
+ * A periodic crawl made `lateDays` after its due time keeps the page's phase: the next one is due a period
+ * after the due time, but never less than half a period after the crawl. A fleet that fetches pages some
+ * time after they fall due thus still spends the whole budget, and no page is crawled twice in quick
+ * succession (MAX_LATE_SHARE_OF_PERIOD).
  */
 export function nextCrawlAtMs(options: {
   lastCrawledAtMs: number | null
@@ -134,6 +143,8 @@ export function nextCrawlAtMs(options: {
   random: Random
   earlyIntervalDays?: number | null
   paybackDays?: number
+  /** How late the crawl was against the page's due time, in days (0 when on time). */
+  lateDays?: number
 }): number | null {
   const { lastCrawledAtMs, crawlsPerDay } = options
   if (lastCrawledAtMs === null) return options.nowMs
@@ -144,9 +155,13 @@ export function nextCrawlAtMs(options: {
   }
   const periodDays = 1 / crawlsPerDay
   const payback = options.paybackDays ?? 0
-  const gapDays = payback > 0 ? periodDays + payback : Math.min(periodDays, early)
+  const caughtUp = Math.min(options.lateDays ?? 0, periodDays * MAX_LATE_SHARE_OF_PERIOD)
+  const gapDays = payback > 0 ? periodDays + payback : early < periodDays ? early : periodDays - caughtUp
   return lastCrawledAtMs + gapDays * MS_PER_DAY
 }
+
+/** The most of a period a late crawl takes back from the next interval. */
+const MAX_LATE_SHARE_OF_PERIOD = 0.5
 
 /**
  * The crawl time the page's rate alone gives (API nextCrawlAt): periodic, last crawl + 1/ρ; else,
@@ -154,19 +169,19 @@ export function nextCrawlAtMs(options: {
  * differs from the due time only while the page explores, probes or pays a probe back.
  */
 export function scheduledCrawlAt(page: {
-  lastCrawledAt: Date | null
+  lastCrawledAtMs: number | null
   crawlsPerDay: number | null
   schedule: Settings['schedule']
-  dueAt: Date | null
-}): Date | null {
-  if (page.schedule !== 'periodic' || page.lastCrawledAt === null || page.crawlsPerDay === null) return page.dueAt
+  dueAtMs: number | null
+}): number | null {
+  if (page.schedule !== 'periodic' || page.lastCrawledAtMs === null || page.crawlsPerDay === null) return page.dueAtMs
   if (!(page.crawlsPerDay > 0)) return null
-  return new Date(page.lastCrawledAt.getTime() + MS_PER_DAY / page.crawlsPerDay)
+  return page.lastCrawledAtMs + MS_PER_DAY / page.crawlsPerDay
 }
 
 /**
  * Expected freshness of one page at its rate under the schedule that runs: periodic crawling
- * gives (ρ/Δ)(1 − e^{−Δ/ρ}) (MATH.md 3.3), Poisson crawling ρ/(ρ+Δ) (MATH.md 3.1).
+ * gives (ρ/Δ)(1 − e^{−Δ/ρ}) (docs/math.md 3.3), Poisson crawling ρ/(ρ+Δ) (docs/math.md 3.1).
  */
 export function expectedPageFreshness(page: RateInputs, settings: Settings, crawlsPerDay: number | null): number | null {
   if (crawlsPerDay === null) return null
@@ -176,7 +191,7 @@ export function expectedPageFreshness(page: RateInputs, settings: Settings, craw
 
 /**
  * A page's due time after its rate changed between crawls. Periodic: last crawl + 1/ρ (may be in
- * the past: due now), or + `explorationIntervalDays` when that is shorter (a page without an
+ * the past: due now, or at its current due time if it was already overdue), or + `explorationIntervalDays` when that is shorter (a page without an
  * interval yet, see earlyCrawlIntervalDays); but a due time that is not the one the previous rate
  * gave (an exploration, a probe or a probe's payback set it on purpose) is kept when it lies within
  * two new periods of the last crawl, and the page's next crawl re-times it. Poisson: memoryless, so
@@ -201,13 +216,21 @@ export function retimedCrawlAtMs(options: {
   const periodMs = MS_PER_DAY / crawlsPerDay
   if (options.schedule === 'periodic') {
     const previous = options.previousCrawlsPerDay
-    const setOnPurpose =
-      nextCrawlAtMs !== null &&
-      previous !== null &&
-      previous > 0 &&
-      Math.abs(nextCrawlAtMs - (lastCrawledAtMs + MS_PER_DAY / previous)) > RATE_DUE_TOLERANCE_MS
-    if (setOnPurpose && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
-    return lastCrawledAtMs + Math.min(periodMs, (options.explorationIntervalDays ?? Infinity) * MS_PER_DAY)
+    const previousMs = previous !== null && previous > 0 ? MS_PER_DAY / previous : null
+    // The share of the period a late crawl took back (nextCrawlAtMs, lateDays), kept in the new period.
+    const caughtUp =
+      nextCrawlAtMs !== null && previousMs !== null ? (lastCrawledAtMs + previousMs - nextCrawlAtMs) / previousMs : Number.NaN
+    const rateSet = caughtUp >= -RATE_DUE_TOLERANCE_MS / (previousMs ?? 1) && caughtUp <= MAX_LATE_SHARE_OF_PERIOD + 1e-9
+    if (!rateSet && nextCrawlAtMs !== null && previousMs !== null && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
+    const share = rateSet ? Math.max(0, caughtUp) : 0
+    const due = lastCrawledAtMs + Math.min(periodMs * (1 - share), (options.explorationIntervalDays ?? Infinity) * MS_PER_DAY)
+    // A page the new rate makes overdue is due now, not as overdue as the new period says (it would jump
+    // ahead of every page that is due on time). A page that was already overdue keeps its place in the due
+    // order: moving it to now would put it behind every overdue page whose rate did not move (pages at their
+    // bounds), and a solve moves most rates a little every time, so the fleet's backlog would be served in
+    // an arbitrary order instead of the most overdue first (BENCHMARKS.md, replay-tldr).
+    const floor = nextCrawlAtMs !== null && nextCrawlAtMs < options.nowMs ? nextCrawlAtMs : options.nowMs
+    return Math.max(due, floor)
   }
   if (nextCrawlAtMs !== null && nextCrawlAtMs <= options.nowMs) return nextCrawlAtMs
   return options.nowMs + options.random.exponential(crawlsPerDay) * MS_PER_DAY

@@ -1,41 +1,73 @@
 import { z } from 'zod'
+import { ESTIMATOR_NAMES, type EstimatorSettings } from '../math/estimators/index.ts'
+import { MAX_RATE_PER_DAY, MIN_POSITIVE_RATE_PER_DAY, positiveRateSchema, rateSchema } from './inputLimits.ts'
+import { DEFAULT_URL_RULES, urlRulesSchema } from './url.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
 
 /**
  * Operator settings, persisted in the `settings` table (one JSON document) and read inside every
  * transaction that depends on them, so all replicas agree. Rates are per day.
  */
-export const llnAlphaSchema = z
-  .union([z.enum(['1/k', '1/sqrt(k)']), z.number().positive().max(1)])
-  .describe('LLN regulariser α_k (MATH.md 1.2): "1/k", "1/sqrt(k)" or a constant > 0 (a constant is not consistent).')
+const llnAlphaSchema = z
+  .union([z.enum(['1/k', '1/sqrt(k)']), z.number().gt(0).lt(1)])
+  .describe('LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent).')
 
 export const estimatorNameSchema = z
-  .enum(['naive', 'lln', 'sa', 'mle', 'mleAdaptive', 'momentMatching', 'choGm', 'lastModified'])
-  .describe('The change-rate estimator that drives scheduling (MATH.md section 1).')
+  .enum(ESTIMATOR_NAMES)
+  .meta({ id: 'EstimatorName', description: 'The change-rate estimator that drives scheduling (docs/math.md section 1).' })
 
 const settingsShape = {
-  budgetCrawlsPerDay: z.number().positive().finite().describe('Total crawl budget R, crawls per day.'),
+  budgetCrawlsPerDay: positiveRateSchema().describe(`Total crawl budget R, crawls per day (${MIN_POSITIVE_RATE_PER_DAY} to ${MAX_RATE_PER_DAY}).`),
   objective: z
-    .enum(['freshness', 'freshness-periodic', 'harmonic'])
-    .describe('Optimiser objective (MATH.md 3.1, 3.3, 3.4).'),
+    .enum(['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'])
+    .describe(
+      'Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page\'s fitted age law (Poisson where its crawls do not show another).',
+    ),
   schedule: z.enum(['periodic', 'poisson']).describe('How nextCrawlAt is drawn from crawlsPerDay.'),
   estimator: estimatorNameSchema,
-  defaultChangesPerDay: z
+  defaultChangesPerDay: positiveRateSchema().describe('Prior change rate for pages without an estimate; also y_0 of the SA estimator.'),
+  minCrawlsPerDay: rateSchema().describe('Default lower bound (exploration floor) of every page.'),
+  maxCrawlsPerDay: positiveRateSchema().nullable().describe('Default upper bound; null = none.'),
+  minChangesPerDay: rateSchema().describe('Every reported estimate is clipped to at least this.'),
+  maxChangesPerDay: positiveRateSchema().describe('Every reported estimate is clipped to at most this.'),
+  reoptimizeSeconds: z.number().int().min(10).max(SECONDS_PER_DAY).describe('Period of the automatic optimiser run.'),
+  handOutBurstHours: z
     .number()
-    .positive()
-    .finite()
-    .describe('Prior change rate for pages without an estimate; also y_0 of the SA estimator.'),
-  minCrawlsPerDay: z.number().min(0).finite().describe('Default lower bound (exploration floor) of every page.'),
-  maxCrawlsPerDay: z.number().positive().finite().nullable().describe('Default upper bound; null = none.'),
-  minChangesPerDay: z.number().min(0).finite().describe('Every reported estimate is clipped to at least this.'),
-  maxChangesPerDay: z.number().positive().finite().describe('Every reported estimate is clipped to at most this.'),
-  reoptimizeSeconds: z.number().int().min(10).max(86_400).describe('Period of the automatic optimiser run.'),
+    .min(0.01)
+    .max(168)
+    .describe(
+      'Leases hand out at most the budget: a fleet-wide allowance fills at budgetCrawlsPerDay and holds at most this many hours of it, so a fleet back from a pause gets at most this much at once.',
+    ),
   registerUnknownPages: z
     .boolean()
     .describe('Observations for unknown URLs register the page (importance 1); false rejects those items.'),
   lln: z.object({ alpha: llnAlphaSchema }),
   sa: z.object({
-    gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (MATH.md 1.3).'),
+    gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3).'),
   }),
+  outcomes: z
+    .object({
+      goneAfterNotFound: z.number().int().min(1).max(1000).describe('Consecutive 404 answers after which a page is gone.'),
+      goneAfterGone: z.number().int().min(1).max(1000).describe('Consecutive 410 answers after which a page is gone.'),
+      goneRecheckDays: z
+        .number()
+        .min(0)
+        .max(3650)
+        .describe('A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again.'),
+      retryAfterErrorSeconds: z
+        .number()
+        .min(1)
+        .max(SECONDS_PER_DAY)
+        .describe('First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure.'),
+      maxRetryIntervalDays: z
+        .number()
+        .positive()
+        .max(365)
+        .describe("The retry wait stops growing at the larger of this and the page's period."),
+      followRedirects: z.boolean().describe('A 301 or 308 with redirectTo registers the target page (with the importance of the source).'),
+    })
+    .describe('What fetch outcomes do to a page (docs/api.md "Fetch outcomes").'),
+  urls: urlRulesSchema,
 }
 
 export const settingsSchema = z
@@ -48,15 +80,16 @@ export const settingsSchema = z
     message: 'maxChangesPerDay must be greater than minChangesPerDay',
     path: ['maxChangesPerDay'],
   })
+  .meta({ id: 'Settings', description: 'Operator settings, shared by every replica (docs/api.md "Settings").' })
 
 export type Settings = z.infer<typeof settingsSchema>
 
 /**
- * Defaults: a periodic schedule with the MLE (consistent for any interval distribution, MATH.md 1.5)
+ * Defaults: a periodic schedule with the MLE (consistent for any interval distribution, docs/math.md 1.5)
  * over the intervals since the page's last detected change of rate (mleAdaptive: still consistent
  * for a page whose rate does not change, see src/math/estimators/adaptive.ts), and the periodic
- * freshness objective (exact for the schedule that runs, MATH.md 3.3). LLN and SA are consistent
- * only under Poisson crawling (MATH.md 1.4).
+ * freshness objective (exact for the schedule that runs, docs/math.md 3.3). LLN and SA are consistent
+ * only under Poisson crawling (docs/math.md 1.4).
  */
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   budgetCrawlsPerDay: 10_000,
@@ -69,20 +102,36 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   minChangesPerDay: 0,
   maxChangesPerDay: 100_000,
   reoptimizeSeconds: 300,
+  handOutBurstHours: 2,
   registerUnknownPages: true,
   lln: Object.freeze({ alpha: '1/k' as const }),
   sa: Object.freeze({ gamma: 0.75 }),
+  outcomes: Object.freeze({
+    goneAfterNotFound: 3,
+    goneAfterGone: 1,
+    goneRecheckDays: 30,
+    retryAfterErrorSeconds: 300,
+    maxRetryIntervalDays: 1,
+    followRedirects: true,
+  }),
+  urls: DEFAULT_URL_RULES,
 }) as Settings
 
-/** A PATCH body: any subset of the settings; `lln` and `sa` are merged key by key. */
+/** A PATCH body: any subset of the settings; `lln`, `sa`, `outcomes` and `urls` are merged key by key. */
 export const settingsPatchSchema = z
   .object({
     ...settingsShape,
     lln: settingsShape.lln.partial(),
     sa: settingsShape.sa.partial(),
+    outcomes: settingsShape.outcomes.partial(),
+    urls: settingsShape.urls.partial(),
   })
   .partial()
   .strict()
+  .meta({
+    id: 'SettingsPatch',
+    description: 'A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400.',
+  })
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>
 
@@ -93,12 +142,57 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): unknown 
     ...patch,
     lln: { ...current.lln, ...patch.lln },
     sa: { ...current.sa, ...patch.sa },
+    outcomes: { ...current.outcomes, ...patch.outcomes },
+    urls: { ...current.urls, ...patch.urls },
   }
 }
 
-/** Reads a stored settings document, filling keys added after it was written with their defaults. */
+/**
+ * Reads a stored settings document, filling keys added after it was written with their defaults. A
+ * value that bounds added since refuse (docs/api.md "Input limits") is read as the nearest value
+ * they allow (a number past a bound) or as its default, so an old document never breaks a request.
+ */
 export function settingsFromStored(stored: unknown): Settings {
   const value = (stored ?? {}) as Partial<Settings>
-  const merged = mergeSettings(DEFAULT_SETTINGS, value as SettingsPatch)
-  return settingsSchema.parse(merged)
+  let merged = mergeSettings(DEFAULT_SETTINGS, value as SettingsPatch)
+  for (let pass = 0; ; pass++) {
+    const parsed = settingsSchema.safeParse(merged)
+    if (parsed.success || pass === 3) return parsed.success ? parsed.data : settingsSchema.parse(merged)
+    merged = structuredClone(merged) as Record<string, unknown>
+    for (const issue of parsed.error.issues) repairStoredValue(merged as Record<string, unknown>, issue)
+  }
+}
+
+/** Moves one refused stored value into the bounds (numbers) or back to its default (anything else). */
+function repairStoredValue(document: Record<string, unknown>, issue: z.core.$ZodIssue): void {
+  if (issue.path.length === 0) return
+  const keys = issue.path.map(String)
+  let parent = document
+  let fallback: unknown = DEFAULT_SETTINGS
+  for (const key of keys.slice(0, -1)) {
+    if (parent[key] === null || typeof parent[key] !== 'object') return
+    parent = parent[key] as Record<string, unknown>
+    fallback = (fallback as Record<string, unknown> | undefined)?.[key]
+  }
+  const last = keys[keys.length - 1]!
+  const current = parent[last]
+  const defaultValue = (fallback as Record<string, unknown> | undefined)?.[last]
+  if (typeof current === 'number' && (issue.code === 'too_big' || issue.code === 'too_small')) {
+    const bound = Number(issue.code === 'too_big' ? issue.maximum : issue.minimum)
+    // An exclusive bound cannot be reached: the default is in range.
+    parent[last] = issue.inclusive && Number.isFinite(bound) ? bound : defaultValue
+  } else {
+    parent[last] = defaultValue
+  }
+}
+
+/** What the estimators need of the settings. */
+export function estimatorSettingsOf(settings: Settings): EstimatorSettings {
+  return {
+    llnAlpha: settings.lln.alpha,
+    saGamma: settings.sa.gamma,
+    defaultChangesPerDay: settings.defaultChangesPerDay,
+    minChangesPerDay: settings.minChangesPerDay,
+    maxChangesPerDay: settings.maxChangesPerDay,
+  }
 }

@@ -1,19 +1,13 @@
-import type pg from 'pg'
-import type { Random } from '../math/random.ts'
 import { lockSettingsDocument, readOptimizerState, readSettingsDocument, writeSettingsDocument } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
-import type { Clock } from './clock.ts'
 import { InvalidInputError } from './errors.ts'
 import { rescheduleAllPages } from './pages.ts'
+import { stepContext } from './pageStep.ts'
 import { mergeSettings, settingsFromStored, settingsSchema, type Settings, type SettingsPatch } from './settings.ts'
+import { applyUrlRules } from './urlRules.ts'
+import type { DomainDeps } from './deps.ts'
 
-export interface SettingsDeps {
-  pool: pg.Pool
-  clock: Clock
-  random: Random
-}
-
-export async function getSettings(deps: Pick<SettingsDeps, 'pool'>): Promise<Settings> {
+export async function getSettings(deps: Pick<DomainDeps, 'pool'>): Promise<Settings> {
   return settingsFromStored(await readSettingsDocument(deps.pool))
 }
 
@@ -32,10 +26,14 @@ const RESCHEDULING_KEYS = [
 
 /**
  * Applies a partial change atomically: the merged settings must be valid as a whole (else 400,
- * nothing stored). When the change affects scheduling, every page's estimates, rate and due time
- * are re-derived in the same transaction, so no page is ever scheduled from a stale choice.
+ * nothing stored), and new URL rules must not merge stored pages or host limits (else 422, nothing
+ * stored). When the change affects scheduling, every page's estimates, rate and due time are
+ * re-derived in the same transaction, so no page is ever scheduled from a stale choice.
  */
-export async function patchSettings(deps: SettingsDeps, patch: SettingsPatch): Promise<{ settings: Settings; pagesRescheduled: number }> {
+export async function patchSettings(
+  deps: DomainDeps,
+  patch: SettingsPatch,
+): Promise<{ settings: Settings; pagesRescheduled: number; pagesRenamed: number; hostsRenamed: number }> {
   return withTransaction(deps.pool, async (client) => {
     const current = settingsFromStored(await lockSettingsDocument(client))
     const parsed = settingsSchema.safeParse(mergeSettings(current, patch))
@@ -45,12 +43,15 @@ export async function patchSettings(deps: SettingsDeps, patch: SettingsPatch): P
     }
     const next = parsed.data
     await writeSettingsDocument(client, next)
+    // New URL rules rename stored pages and host limits now (or refuse a merge), so that every stored name is canonical.
+    const urlsChanged = JSON.stringify(current.urls) !== JSON.stringify(next.urls)
+    const renamed = urlsChanged ? await applyUrlRules(client, next.urls) : { pagesRenamed: 0, hostsRenamed: 0 }
     const affects = RESCHEDULING_KEYS.some((k) => JSON.stringify(current[k]) !== JSON.stringify(next[k]))
     let pagesRescheduled = 0
     if (affects) {
-      const optimizer = await readOptimizerState(client)
-      pagesRescheduled = await rescheduleAllPages(client, next, optimizer, deps.clock.nowMs(), deps.random)
+      const ctx = stepContext(next, await readOptimizerState(client), deps.clock.nowMs(), deps.random)
+      pagesRescheduled = await rescheduleAllPages(client, ctx)
     }
-    return { settings: next, pagesRescheduled }
+    return { settings: next, pagesRescheduled, ...renamed }
   })
 }

@@ -15,8 +15,8 @@ import {
 } from '../../../src/domain/schedule.ts'
 import { DEFAULT_SETTINGS } from '../../../src/domain/settings.ts'
 import { createRandom } from '../../../src/math/random.ts'
+import { MS_PER_DAY } from '../../../src/math/units.ts'
 
-const DAY = 86_400_000
 const T0 = Date.UTC(2026, 10, 1)
 const page = (over: Partial<Parameters<typeof earlyCrawlIntervalDays>[0]> = {}) => ({
   intervals: 5,
@@ -49,14 +49,14 @@ test('a page whose every interval changed is probed after half its shortest inte
 
 test('periodic due times: 1/ρ, an early crawl when shorter, and after a probe the time it saved', () => {
   const base = { lastCrawledAtMs: T0, crawlsPerDay: 0.5, schedule: 'periodic' as const, nowMs: T0, random: createRandom(1) }
-  assert.equal(nextCrawlAtMs(base), T0 + 2 * DAY)
-  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.25 }), T0 + 0.25 * DAY)
-  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 3 }), T0 + 2 * DAY)
+  assert.equal(nextCrawlAtMs(base), T0 + 2 * MS_PER_DAY)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.25 }), T0 + 0.25 * MS_PER_DAY)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 3 }), T0 + 2 * MS_PER_DAY)
   // A probe closed a 0.25-day interval of a 2-day period: the next one waits 2 + 1.75 days, so two
   // crawls take 4 days as at the page's rate, and the payback comes before any further probe.
   const payback = probePaybackDays({ wasProbing: true, closedIntervalDays: 0.25, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 })
   assert.equal(payback, 1.75)
-  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.125, paybackDays: payback }), T0 + 3.75 * DAY)
+  assert.equal(nextCrawlAtMs({ ...base, earlyIntervalDays: 0.125, paybackDays: payback }), T0 + 3.75 * MS_PER_DAY)
   assert.equal(probePaybackDays({ wasProbing: false, closedIntervalDays: 0.25, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 }), 0)
   assert.equal(probePaybackDays({ wasProbing: true, closedIntervalDays: 3, crawlsPerDay: 0.5, minCrawlsPerDay: 0.01 }), 0)
   assert.equal(probePaybackDays({ wasProbing: true, closedIntervalDays: 0.25, crawlsPerDay: 0.01, minCrawlsPerDay: 0.01 }), 0, 'given up')
@@ -68,7 +68,7 @@ test('Poisson due times: an exponential draw, cut short by an early crawl', () =
   const draws: number[] = []
   for (let i = 0; i < 4000; i++) {
     const next = nextCrawlAtMs({ lastCrawledAtMs: T0, crawlsPerDay: 2, schedule: 'poisson', nowMs: T0, random: createRandom(100 + i), earlyIntervalDays: 0.5 })!
-    draws.push((next - T0) / DAY)
+    draws.push((next - T0) / MS_PER_DAY)
   }
   assert.ok(draws.every((d) => d > 0 && d <= 0.5))
   // min(Exp(2), 0.5) has mean (1 − e^{−1})/2 = 0.316; 4,000 draws: σ of the mean ≈ 0.003.
@@ -76,24 +76,36 @@ test('Poisson due times: an exponential draw, cut short by an early crawl', () =
   assert.ok(Math.abs(mean - (1 - Math.exp(-1)) / 2) < 0.015, `mean ${mean}`)
 })
 
-test('re-timing moves a page to its new period, but keeps a due time set on purpose (exploration, probe, payback)', () => {
+test('re-timing moves a page to its new period, keeps a late crawl\'s catch-up as a share of it, and keeps a due time set on purpose (exploration, probe, payback)', () => {
   // Rate 0.5 → 1 per day, last crawl at T0. A due time that is the old rate's own (T0 + 2 d) moves.
-  const base = { lastCrawledAtMs: T0, previousCrawlsPerDay: 0.5, crawlsPerDay: 1, schedule: 'periodic' as const, nowMs: T0 + 0.1 * DAY, random: createRandom(2) }
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 2 * DAY }), T0 + DAY)
-  // A probe (0.2 d) or a payback (1.8 d) was set on purpose and lies within two new periods: kept.
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * DAY }), T0 + 0.2 * DAY)
-  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 1.8 * DAY }), T0 + 1.8 * DAY)
+  const base = { lastCrawledAtMs: T0, previousCrawlsPerDay: 0.5, crawlsPerDay: 1, schedule: 'periodic' as const, nowMs: T0 + 0.1 * MS_PER_DAY, random: createRandom(2) }
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 2 * MS_PER_DAY }), T0 + MS_PER_DAY)
+  // A late crawl took back a quarter of the old period (due at 1.5 d): a quarter of the new one is kept.
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 1.5 * MS_PER_DAY }), T0 + 0.75 * MS_PER_DAY)
+  // A probe (0.2 d) was set on purpose and lies within two new periods: kept.
+  assert.equal(retimedCrawlAtMs({ ...base, nextCrawlAtMs: T0 + 0.2 * MS_PER_DAY }), T0 + 0.2 * MS_PER_DAY)
+  // A payback (2.5 d, beyond the old period) within two new periods (rate 0.6: 3.3 d) is kept too.
+  assert.equal(retimedCrawlAtMs({ ...base, crawlsPerDay: 0.6, nextCrawlAtMs: T0 + 2.5 * MS_PER_DAY }), T0 + 2.5 * MS_PER_DAY)
   // Beyond two periods (a page given up at its floor whose rate rose again): re-timed.
-  assert.equal(retimedCrawlAtMs({ ...base, previousCrawlsPerDay: 0.01, nextCrawlAtMs: T0 + 150 * DAY }), T0 + DAY)
+  assert.equal(retimedCrawlAtMs({ ...base, previousCrawlsPerDay: 0.01, nextCrawlAtMs: T0 + 150 * MS_PER_DAY }), T0 + MS_PER_DAY)
+  // A page the new rate makes overdue is due now, not days in the past.
+  assert.equal(retimedCrawlAtMs({ ...base, crawlsPerDay: 4, nowMs: T0 + 3 * MS_PER_DAY, nextCrawlAtMs: T0 + 4 * MS_PER_DAY }), T0 + 3 * MS_PER_DAY)
+  // A page already overdue (due at 2 d, now 3 d) keeps its place in the due order, whether its new rate is
+  // faster (4 a day: 0.25 d) or a little slower (0.6 a day: 1.67 d); not moved to now behind the pages whose
+  // rate did not move. A rate slow enough to make it due after now moves it there (0.2 a day: 5 d).
+  const overdue = { ...base, nowMs: T0 + 3 * MS_PER_DAY, nextCrawlAtMs: T0 + 2 * MS_PER_DAY }
+  assert.equal(retimedCrawlAtMs({ ...overdue, crawlsPerDay: 4 }), T0 + 2 * MS_PER_DAY)
+  assert.equal(retimedCrawlAtMs({ ...overdue, crawlsPerDay: 0.6 }), T0 + 2 * MS_PER_DAY)
+  assert.equal(retimedCrawlAtMs({ ...overdue, crawlsPerDay: 0.2 }), T0 + 5 * MS_PER_DAY)
   assert.equal(retimedCrawlAtMs({ ...base, lastCrawledAtMs: null, nextCrawlAtMs: null }), base.nowMs, 'never crawled: due now')
-  assert.equal(retimedCrawlAtMs({ ...base, crawlsPerDay: 0, nextCrawlAtMs: T0 + 2 * DAY }), null, 'rate 0: never')
+  assert.equal(retimedCrawlAtMs({ ...base, crawlsPerDay: 0, nextCrawlAtMs: T0 + 2 * MS_PER_DAY }), null, 'rate 0: never')
 })
 
 test('nextCrawlAt shown to clients is the rate schedule; the due time may differ while exploring or probing', () => {
-  const last = new Date(T0)
-  const due = new Date(T0 + 0.3 * DAY)
-  assert.deepEqual(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0.5, schedule: 'periodic', dueAt: due }), new Date(T0 + 2 * DAY))
-  assert.equal(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0, schedule: 'periodic', dueAt: due }), null)
-  assert.equal(scheduledCrawlAt({ lastCrawledAt: last, crawlsPerDay: 0.5, schedule: 'poisson', dueAt: due }), due)
-  assert.equal(scheduledCrawlAt({ lastCrawledAt: null, crawlsPerDay: 0.5, schedule: 'periodic', dueAt: due }), due)
+  const last = T0
+  const due = T0 + 0.3 * MS_PER_DAY
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, schedule: 'periodic', dueAtMs: due }), T0 + 2 * MS_PER_DAY)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0, schedule: 'periodic', dueAtMs: due }), null)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, schedule: 'poisson', dueAtMs: due }), due)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: null, crawlsPerDay: 0.5, schedule: 'periodic', dueAtMs: due }), due)
 })

@@ -1,0 +1,128 @@
+/**
+ * What a fetch's outcome means for a page (docs/api.md, "Fetch outcomes"). Pure: the page step
+ * (pageStep.ts) asks these functions how to classify a report and how long to wait after a failure.
+ */
+import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
+import type { Settings } from './settings.ts'
+
+/** How a crawler says a fetch failed without an HTTP status. */
+export const FETCH_ERRORS = ['timeout', 'dns', 'connection', 'tls', 'other'] as const
+export type FetchError = (typeof FETCH_ERRORS)[number]
+
+/**
+ * - `content`: the page answered with content (2xx, or no status reported): change information as reported;
+ * - `notModified`: 304, unchanged;
+ * - `neutral`: a temporary redirect or 1xx the crawler did not follow: says nothing, the schedule goes on;
+ * - `movedPermanently`: 301 or 308 with the target in redirectTo (without one it is `neutral`);
+ * - `notFound` (404) and `gone` (410): the page may be dead;
+ * - `throttled`: 429, the host asks to slow down;
+ * - `error`: a 5xx, 408, another 4xx, a timeout or a network error: retried with backoff.
+ */
+export type FetchKind = 'content' | 'notModified' | 'neutral' | 'movedPermanently' | 'notFound' | 'gone' | 'throttled' | 'error'
+
+export function fetchKindOf(httpStatus: number | null, fetchError: FetchError | null, redirectTo: string | null = null): FetchKind {
+  if (httpStatus === null) return fetchError === null ? 'content' : 'error'
+  if (httpStatus >= 200 && httpStatus < 300) return 'content'
+  if (httpStatus === 304) return 'notModified'
+  if ((httpStatus === 301 || httpStatus === 308) && redirectTo !== null) return 'movedPermanently'
+  if (httpStatus < 200 || (httpStatus >= 300 && httpStatus < 400)) return 'neutral'
+  if (httpStatus === 404) return 'notFound'
+  if (httpStatus === 410) return 'gone'
+  if (httpStatus === 429) return 'throttled'
+  return 'error'
+}
+
+/** A status that answers for the host's load: 429, or 503 with Retry-After (the host adapts its pace). */
+function isThrottleSignal(httpStatus: number | null, retryAfterSeconds: number | null): boolean {
+  return httpStatus === 429 || (httpStatus === 503 && retryAfterSeconds !== null)
+}
+
+/**
+ * How long to wait after the k-th consecutive failure (k ≥ 1), in days.
+ * - 404 and 410 (until the page is gone): steeply, the page's period × 4^(k−1) (at least the first retry);
+ * - errors: retryAfterErrorSeconds × 2^(k−1), growing until the larger of maxRetryIntervalDays and the period;
+ * - a Retry-After the server sent is always respected (after a 429 it is the wait).
+ */
+export function failureWaitDays(options: {
+  kind: 'notFound' | 'gone' | 'error' | 'throttled'
+  failures: number
+  /** The page's period at its rate, in days (Infinity at rate 0). */
+  periodDays: number
+  retryAfterSeconds: number | null
+  outcomes: Settings['outcomes']
+}): number {
+  const { outcomes } = options
+  const first = outcomes.retryAfterErrorSeconds / SECONDS_PER_DAY
+  const k = Math.max(1, options.failures)
+  let wait: number
+  if (options.kind === 'notFound' || options.kind === 'gone') {
+    wait = Math.min(Math.max(options.periodDays, first) * 4 ** (k - 1), outcomes.goneRecheckDays > 0 ? outcomes.goneRecheckDays : Infinity)
+  } else if (options.kind === 'throttled') {
+    // The host said when: that is the wait. Without a Retry-After, the first retry wait (at most a period).
+    if (options.retryAfterSeconds !== null) return options.retryAfterSeconds / SECONDS_PER_DAY
+    wait = Math.min(options.periodDays, first)
+  } else {
+    wait = Math.min(first * 2 ** (k - 1), Math.max(outcomes.maxRetryIntervalDays, Number.isFinite(options.periodDays) ? options.periodDays : 0))
+  }
+  const retryAfter = options.retryAfterSeconds === null ? 0 : options.retryAfterSeconds / SECONDS_PER_DAY
+  return Math.max(wait, retryAfter)
+}
+
+/** When a gone page is fetched again (epoch ms), or null when gone pages are never fetched again. */
+export function goneRecheckAtMs(crawledAtMs: number, outcomes: Settings['outcomes']): number | null {
+  return outcomes.goneRecheckDays > 0 ? crawledAtMs + outcomes.goneRecheckDays * MS_PER_DAY : null
+}
+
+/** What one batch of reports says about one host. */
+export interface HostSignals {
+  /** 429s, and 503s with Retry-After. */
+  throttled: number
+  /** Other 5xx, 408, timeouts and network errors. */
+  errors: number
+  /** Answers with content or 304. */
+  successes: number
+  /** The longest Retry-After among them, in seconds; null when none was sent. */
+  retryAfterSeconds: number | null
+  /** The robots.txt Crawl-delay a crawler reported last in the batch (0 = none); null when none reported. */
+  robotsCrawlDelaySeconds: number | null
+}
+
+export function emptyHostSignals(): HostSignals {
+  return { throttled: 0, errors: 0, successes: 0, retryAfterSeconds: null, robotsCrawlDelaySeconds: null }
+}
+
+/** Adds one report's outcome to its host's signals. */
+export function addHostSignal(
+  signals: HostSignals,
+  report: { httpStatus: number | null; fetchError: FetchError | null; retryAfterSeconds: number | null; robotsCrawlDelaySeconds: number | null },
+): void {
+  const kind = fetchKindOf(report.httpStatus, report.fetchError)
+  if (isThrottleSignal(report.httpStatus, report.retryAfterSeconds)) signals.throttled++
+  else if (kind === 'error') signals.errors++
+  else if (kind === 'content' || kind === 'notModified') signals.successes++
+  if (report.retryAfterSeconds !== null) signals.retryAfterSeconds = Math.max(signals.retryAfterSeconds ?? 0, report.retryAfterSeconds)
+  if (report.robotsCrawlDelaySeconds !== null) signals.robotsCrawlDelaySeconds = report.robotsCrawlDelaySeconds
+}
+
+/** The adaptive delay starts here when a host first pushes back, in seconds. */
+const THROTTLE_MIN_SECONDS = 1
+/** It stops doubling here: at most one page of the host every 10 minutes. */
+const THROTTLE_MAX_SECONDS = 600
+/** Each successful answer multiplies the delay by this; below THROTTLE_MIN_SECONDS / 2 it ends. */
+const THROTTLE_RECOVERY_FACTOR = 0.8
+
+/**
+ * A host's adaptive delay after a batch (seconds; null = none), multiplicative increase, multiplicative
+ * decrease: it doubles (from THROTTLE_MIN_SECONDS) when the host answered 429 or 503 with Retry-After, or
+ * when most of its answers were errors, and shrinks by THROTTLE_RECOVERY_FACTOR per successful answer until
+ * it ends. The host's pace is the largest of this, its robots.txt Crawl-delay and the operator's
+ * minDelaySeconds; its pages then go out one per pace, and the optimiser caps the host at 86,400 / pace
+ * crawls per day.
+ */
+export function nextThrottleDelaySeconds(current: number | null, signals: HostSignals): number | null {
+  const pushedBack = signals.throttled > 0 || (signals.errors >= 2 && signals.errors > signals.successes)
+  if (pushedBack) return Math.min(THROTTLE_MAX_SECONDS, Math.max(THROTTLE_MIN_SECONDS, 2 * (current ?? 0)))
+  if (current === null || signals.successes === 0) return current
+  const next = current * THROTTLE_RECOVERY_FACTOR ** signals.successes
+  return next < THROTTLE_MIN_SECONDS / 2 ? null : next
+}

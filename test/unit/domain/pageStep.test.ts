@@ -1,0 +1,181 @@
+/**
+ * The page step's fetch outcomes (docs/api.md "Fetch outcomes"): what 404, 410, 5xx, timeouts, 429, 301 and 304
+ * do to a page's status, schedule and estimates, noise, and a late crawl keeping its page's phase.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRandom } from '../../../src/math/random.ts'
+import { MS_PER_DAY, MS_PER_MINUTE, MS_PER_SECOND } from '../../../src/math/units.ts'
+import { applyCrawl, newPageState, releasedDueAtMs, retimePage, stepContext, type CrawlReport, type PageState } from '../../../src/domain/pageStep.ts'
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/domain/settings.ts'
+
+const T0 = Date.UTC(2026, 10, 1)
+
+function context(nowMs: number, settings: Partial<Settings> = {}, lambda: number | null = null) {
+  return stepContext({ ...DEFAULT_SETTINGS, ...settings }, { lambda, hostLambdas: {}, pages: 100 }, nowMs, createRandom(1))
+}
+
+function report(atMs: number, fields: Partial<CrawlReport> = {}): CrawlReport {
+  return { crawledAtMs: atMs, changed: null, contentHash: null, lastModifiedMs: null, httpStatus: 200, etag: null, fetchError: null, retryAfterSeconds: null, redirectTo: null, ...fields }
+}
+
+/** A page with a baseline and a few daily unchanged/changed intervals (a rate of its own). */
+function establishedPage(): PageState {
+  let page = newPageState({ host: 'a.example' }, T0)
+  for (let k = 0; k <= 6; k++) page = applyCrawl(page, report(T0 + k * MS_PER_DAY, { changed: k % 2 === 0 }), context(T0 + k * MS_PER_DAY)).page
+  return page
+}
+
+const run = (page: PageState, fields: Partial<CrawlReport>, atMs: number, settings: Partial<Settings> = {}) => applyCrawl(page, report(atMs, fields), context(atMs, settings))
+
+test('404s back off steeply and end as gone after goneAfterNotFound; gone pages are out of the budget and rechecked at the floor', () => {
+  let page = establishedPage()
+  const estimate = page.changesPerDay
+  const start = page.lastCrawledAtMs! + MS_PER_DAY
+  const waits: number[] = []
+  let at = start
+  for (let k = 1; k <= 3; k++) {
+    const step = run(page, { httpStatus: 404 }, at)
+    assert.equal(step.outcome.kind, 'inOrder')
+    assert.equal(step.outcome.kind === 'inOrder' && step.outcome.applied, false, 'a failure judges no interval')
+    page = step.page
+    assert.equal(page.consecutiveFailures, k)
+    assert.equal(page.changesPerDay, estimate, 'never change information')
+    waits.push(page.nextCrawlAtMs === null ? Infinity : page.nextCrawlAtMs - at)
+    at = page.nextCrawlAtMs ?? at + MS_PER_DAY
+    if (k < 3) assert.equal(page.status, 'failing')
+  }
+  assert.ok(waits[1]! >= 4 * waits[0]! * 0.999, `steep: ${waits}`)
+  assert.equal(page.status, 'gone')
+  assert.equal(page.crawlsPerDay, 0)
+  assert.equal(page.nextCrawlAtMs! - page.lastCrawledAtMs!, DEFAULT_SETTINGS.outcomes.goneRecheckDays * MS_PER_DAY)
+  // A solve or a settings change leaves a gone page alone.
+  assert.deepEqual(retimePage(page, context(at, {}, 0.01)), { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs })
+  // Another 404 keeps it gone; a 200 brings it back, with its estimates and interval bookkeeping intact.
+  const again = run(page, { httpStatus: 404 }, page.nextCrawlAtMs!).page
+  assert.equal(again.status, 'gone')
+  const back = run(again, { httpStatus: 200, changed: true }, again.nextCrawlAtMs!).page
+  assert.equal(back.status, 'active')
+  assert.equal(back.consecutiveFailures, 0)
+  assert.equal(back.intervals, page.intervals + 1, 'the interval since the last success is judged')
+  assert.ok(back.crawlsPerDay! > 0 && back.nextCrawlAtMs! > back.lastCrawledAtMs!)
+})
+
+test('a 410 is gone at once by default; goneRecheckDays 0 never fetches it again', () => {
+  const page = establishedPage()
+  const at = page.lastCrawledAtMs! + MS_PER_DAY
+  assert.equal(run(page, { httpStatus: 410 }, at).page.status, 'gone')
+  assert.equal(run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneRecheckDays: 0 } }).page.nextCrawlAtMs, null)
+  assert.equal(run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneAfterGone: 2 } }).page.status, 'failing')
+})
+
+test('5xx, timeouts and network errors retry with a doubling wait, capped; a success resets them', () => {
+  let page = establishedPage()
+  let at = page.lastCrawledAtMs! + MS_PER_DAY
+  const waits: number[] = []
+  for (let k = 0; k < 12; k++) {
+    page = run(page, k % 2 === 0 ? { httpStatus: 503 } : { httpStatus: null, fetchError: 'timeout' }, at).page
+    waits.push(page.nextCrawlAtMs! - at)
+    at = page.nextCrawlAtMs!
+  }
+  const first = DEFAULT_SETTINGS.outcomes.retryAfterErrorSeconds * MS_PER_SECOND
+  assert.equal(waits[0], first)
+  assert.equal(waits[1], 2 * first)
+  assert.equal(waits[2], 4 * first)
+  const cap = Math.max(DEFAULT_SETTINGS.outcomes.maxRetryIntervalDays, 1 / page.crawlsPerDay!) * MS_PER_DAY
+  assert.ok(Math.abs(waits.at(-1)! - cap) < 1, `capped at ${cap}: ${waits.at(-1)}`)
+  assert.equal(page.status, 'failing')
+  assert.equal(page.consecutiveFailures, 12)
+  // A Retry-After longer than the backoff wins.
+  const withRetryAfter = run(page, { httpStatus: 503, retryAfterSeconds: 3 * 86_400 }, at).page
+  assert.equal(withRetryAfter.nextCrawlAtMs! - at, 3 * MS_PER_DAY)
+  const ok = run(page, { httpStatus: 200, changed: false }, at).page
+  assert.equal(ok.status, 'active')
+  assert.equal(ok.consecutiveFailures, 0)
+  assert.equal(ok.lastSuccessAtMs, at)
+  // The retry time of a failing page is the backoff's: a solve does not move it.
+  assert.equal(retimePage(page, context(at, {}, 0.5)).nextCrawlAtMs, page.nextCrawlAtMs)
+})
+
+test('429 waits for its Retry-After and is no failure of the page', () => {
+  const page = establishedPage()
+  const at = page.lastCrawledAtMs! + MS_PER_DAY
+  const throttled = run(page, { httpStatus: 429, retryAfterSeconds: 120 }, at).page
+  assert.equal(throttled.status, 'active')
+  assert.equal(throttled.consecutiveFailures, 0)
+  assert.equal(throttled.nextCrawlAtMs! - at, 120 * MS_PER_SECOND)
+  assert.equal(throttled.lastHttpStatus, 429)
+})
+
+test('301 with redirectTo: the page is redirected and not scheduled, and names its target; without redirectTo it says nothing', () => {
+  const page = establishedPage()
+  const at = page.lastCrawledAtMs! + MS_PER_DAY
+  const moved = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at)
+  assert.equal(moved.page.status, 'redirected')
+  assert.equal(moved.page.redirectTo, 'https://b.example/new')
+  assert.equal(moved.page.nextCrawlAtMs, null)
+  assert.equal(moved.page.crawlsPerDay, 0)
+  assert.ok(moved.outcome.kind === 'inOrder' && moved.outcome.redirectTo === 'https://b.example/new')
+  const notFollowed = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, followRedirects: false } })
+  assert.ok(notFollowed.outcome.kind === 'inOrder' && notFollowed.outcome.redirectTo === null, 'the target is not registered')
+  const bare = run(page, { httpStatus: 301 }, at).page
+  assert.equal(bare.status, 'active')
+  assert.ok(bare.nextCrawlAtMs! > at)
+})
+
+test('304 is unchanged and keeps the validators; a 200 stores new ones', () => {
+  let page = establishedPage()
+  let at = page.lastCrawledAtMs! + MS_PER_DAY
+  page = run(page, { httpStatus: 200, contentHash: 'h1', etag: '"v1"', lastModifiedMs: at - MS_PER_DAY }, at).page
+  assert.equal(page.etag, '"v1"')
+  at += MS_PER_DAY
+  const step = run(page, { httpStatus: 304 }, at)
+  assert.ok(step.outcome.kind === 'inOrder' && step.outcome.changed === false && step.outcome.applied)
+  assert.equal(step.page.etag, '"v1"')
+  assert.equal(step.page.serverLastModifiedMs, page.serverLastModifiedMs)
+  assert.equal(step.page.lastContentHash, 'h1', 'a hash-only report later still compares with the last hash')
+  const changed = run(step.page, { httpStatus: 200, contentHash: 'h2' }, at + MS_PER_DAY).page
+  assert.equal(changed.changes, step.page.changes + 1)
+  assert.equal(changed.etag, null, 'a 200 without an ETag has none')
+})
+
+test('a hash that changes even at the shortest probe interval marks the page noisy; an unchanged fetch clears it', () => {
+  let page = newPageState({ host: 'a.example' }, T0)
+  let at = T0
+  // Every fetch changes: probes halve the interval until the shortest one.
+  for (let k = 0; k < 40 && !page.noisy; k++) {
+    page = run(page, { contentHash: `h${k}` }, at, {}).page
+    at = page.nextCrawlAtMs!
+  }
+  assert.equal(page.noisy, true)
+  assert.equal(page.crawlsPerDay, DEFAULT_SETTINGS.minCrawlsPerDay, 'kept at its floor')
+  assert.equal(retimePage(page, context(at, {}, 1e-6), {}).crawlsPerDay, DEFAULT_SETTINGS.minCrawlsPerDay)
+  const fixed = run(page, { contentHash: page.lastContentHash! }, at + MS_PER_DAY).page
+  assert.equal(fixed.noisy, false)
+})
+
+test('a late crawl keeps its page phase while leases have budget left, at most half a period, never otherwise', () => {
+  const page = establishedPage()
+  const periodMs = MS_PER_DAY / page.crawlsPerDay!
+  const due = page.nextCrawlAtMs!
+  const lateMs = 0.2 * periodMs
+  const ctx = context(due + lateMs)
+  const plain = applyCrawl(page, report(due + lateMs, { changed: false }), ctx).page
+  ctx.catchUpLateness = true
+  const caughtUp = applyCrawl(page, report(due + lateMs, { changed: false }), ctx).page
+  const plainGap = plain.nextCrawlAtMs! - (due + lateMs)
+  assert.ok(Math.abs(plainGap - (caughtUp.nextCrawlAtMs! - (due + lateMs)) - lateMs) < 1, 'the lag is taken back from the next interval')
+  const veryLate = applyCrawl(page, report(due + 3 * periodMs, { changed: false }), ctx).page
+  const halfPeriod = MS_PER_DAY / veryLate.crawlsPerDay! / 2
+  assert.ok(Math.abs(veryLate.nextCrawlAtMs! - (due + 3 * periodMs) - halfPeriod) < 1, 'never less than half a period after the crawl')
+  ctx.catchUpLateness = false
+  assert.equal(applyCrawl(page, report(due + lateMs, { changed: false }), ctx).page.nextCrawlAtMs, plain.nextCrawlAtMs)
+})
+
+test('released pages: retry stays due or waits its retryAfter; skip waits one period', () => {
+  const page = { crawlsPerDay: 2, nextCrawlAtMs: T0 - MS_PER_MINUTE }
+  assert.equal(releasedDueAtMs(page, { reason: 'retry', retryAfterSeconds: null }, T0), T0 - MS_PER_MINUTE)
+  assert.equal(releasedDueAtMs(page, { reason: 'retry', retryAfterSeconds: 600 }, T0), T0 + 600_000)
+  assert.equal(releasedDueAtMs(page, { reason: 'skip', retryAfterSeconds: null }, T0), T0 + MS_PER_DAY / 2)
+  assert.equal(releasedDueAtMs({ crawlsPerDay: 0, nextCrawlAtMs: null }, { reason: 'skip', retryAfterSeconds: null }, T0), null)
+})
