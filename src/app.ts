@@ -2,15 +2,17 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import rateLimit from '@fastify/rate-limit'
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Logger } from 'pino'
 import type pg from 'pg'
 import type { Clock } from './domain/clock.ts'
 import type { Random } from './math/random.ts'
 import { installAuth } from './http/auth.ts'
-import { HttpProblem, installProblemHandlers, problem } from './http/problems.ts'
+import { clientErrorHandler, frameworkErrorHandler, HttpProblem, installProblemHandlers, problem } from './http/problems.ts'
 import { dropEmptyQueryValues } from './http/query.ts'
 import { acceptJsonMediaTypes } from './http/json.ts'
+import { refuseUnstorableText } from './http/text.ts'
+import { swaggerOptions } from './http/openapiDocument.ts'
 import { hashApiKey } from './domain/apiKeys.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { installOps, opsRoutes } from './http/routes/ops.ts'
@@ -18,6 +20,7 @@ import { observationsRoutes } from './http/routes/observations.ts'
 import { pagesRoutes } from './http/routes/pages.ts'
 import { clockRoutes, settingsRoutes } from './http/routes/settings.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
+import { MS_PER_MINUTE, MS_PER_SECOND } from './math/units.ts'
 
 export interface AppDeps {
   pool: pg.Pool
@@ -32,71 +35,89 @@ export interface AppDeps {
   loopbackOnly: boolean
   /** Cache lifetime of API key lookups. */
   authCacheMs?: number
+  /** Key changes from any process (Database.subscribe through watchApiKeyChanges): they empty the key caches at once. */
+  keyChanges?: (onChange: () => void) => Promise<() => Promise<void>>
   /** Requests per minute per API key (or client address) on /v1 routes; 0 or absent = unlimited. */
   rateLimitPerMinute?: number
   /** Wall-clock lifetime of the stats snapshot behind /metrics gauges and /v1/stats (default 5 s). */
   statsCacheMs?: number
+  /** Limits on slow and idle clients (default DEFAULT_HTTP_TIMEOUTS). */
+  httpTimeouts?: HttpTimeouts
 }
 
-export const API_VERSION = '1.0.0'
+/** How long the HTTP server waits for clients, in ms (README "Configuration"). */
+interface HttpTimeouts {
+  /** The whole request, headers and body, must arrive within this; else 408 and the connection closes. */
+  requestMs: number
+  /** The request line and headers must arrive within this (at most requestMs). */
+  headersMs: number
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 }
+
+/** Defaults of MAX_BATCH_ITEMS and BODY_LIMIT_BYTES (src/config.ts), for callers without a configuration. */
+export const DEFAULT_MAX_BATCH_ITEMS = 5000
+export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024
+/** Lifetime of cached API key lookups when AppDeps.authCacheMs is not given. */
+const DEFAULT_AUTH_CACHE_MS = 10_000
+
+/**
+ * Longest path parameter the router accepts (longer → 414). A host name is at most 253 characters
+ * (RFC 1035, in its ASCII form), and page ids are short; this leaves room for percent-encoding.
+ */
+const MAX_PARAM_LENGTH = 1024
 
 /** Registers plugins and routes. Never listens, never reads the environment (server.ts does). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const timeouts = deps.httpTimeouts ?? DEFAULT_HTTP_TIMEOUTS
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger as FastifyBaseLogger } : { logger: false }),
     bodyLimit: deps.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // How often Node checks the request and header deadlines (its default, 30 s, would let a slow
+      // client stay that much longer than its limit).
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installProblemHandlers(app)
   app.addHook('preValidation', dropEmptyQueryValues)
+  app.addHook('preValidation', refuseUnstorableText)
   acceptJsonMediaTypes(app)
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'recrawl',
-        version: API_VERSION,
-        description:
-          'Crawl scheduler: crawlers report crawls, recrawl learns each page’s change rate online, solves a bandwidth-constrained freshness ' +
-          'optimisation and hands out due pages. Rates are per day; timestamps RFC 3339; errors RFC 9457 problem+json.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-      tags: [
-        { name: 'pages' },
-        { name: 'observations' },
-        { name: 'settings' },
-        { name: 'schedule' },
-        { name: 'optimiser' },
-        { name: 'hosts' },
-        { name: 'operations' },
-      ],
-    },
-    transform: jsonSchemaTransform,
-  })
+  await app.register(swagger, swaggerOptions({ simulatedClock: deps.clock.advanceTo !== undefined }))
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   if (deps.rateLimitPerMinute && deps.rateLimitPerMinute > 0) {
     await app.register(rateLimit, {
       max: deps.rateLimitPerMinute,
-      timeWindow: 60_000,
+      timeWindow: MS_PER_MINUTE,
       allowList: (request) => !request.url.startsWith('/v1/'),
       keyGenerator: (request) => {
         const auth = request.headers.authorization
         return auth ? `key:${hashApiKey(auth)}` : `ip:${request.ip}`
       },
       errorResponseBuilder: (_request, context) =>
-        new HttpProblem(problem(429, `rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`), {
-          'Retry-After': String(Math.ceil(context.ttl / 1000)),
+        new HttpProblem(problem(429, `rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / MS_PER_SECOND)} s`), {
+          'Retry-After': String(Math.ceil(context.ttl / MS_PER_SECOND)),
         }),
     })
   }
 
-  installAuth(app, { pool: deps.pool, loopbackOnly: deps.loopbackOnly, cacheMs: deps.authCacheMs ?? 10_000 })
+  await installAuth(app, { pool: deps.pool, loopbackOnly: deps.loopbackOnly, cacheMs: deps.authCacheMs ?? DEFAULT_AUTH_CACHE_MS, keyChanges: deps.keyChanges })
 
   const ops = installOps(app, { pool: deps.pool, clock: deps.clock, logger: deps.logger, statsCacheMs: deps.statsCacheMs })
 

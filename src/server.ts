@@ -1,41 +1,30 @@
 import closeWithGrace from 'close-with-grace'
-import pino, { type Logger } from 'pino'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
-import { activeKeyCount } from './domain/apiKeys.ts'
+import { activeKeyCount, watchApiKeyChanges } from './domain/apiKeys.ts'
 import { simulatedClock, systemClock, type Clock } from './domain/clock.ts'
-import { isLoopbackHost } from './http/auth.ts'
+import { isLoopbackHost } from './loopback.ts'
 import { startOptimizerLoop } from './domain/optimizerLoop.ts'
 import { startStatsSampler } from './ops/stats.ts'
 import { createRandom } from './math/random.ts'
-import { openDatabase, type Database } from './store/db.ts'
-import { migrate } from './store/migrate.ts'
+import { createLogger } from './ops/logger.ts'
+import { openMigratedDatabase, retryWhileDatabaseUnavailable } from './store/open.ts'
+import { MS_PER_MINUTE, MS_PER_SECOND } from './math/units.ts'
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, base: { service: 'recrawl' } })
-}
-
-/** Opens the configured database (embedded when DATABASE_URL is unset) and applies pending migrations. */
-export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger })
-  logger.info(
-    { database: db.kind, location: db.location },
-    db.kind === 'embedded'
-      ? `using the embedded database (PGlite, one connection) with its data in ${db.location}; set DATABASE_URL to use a Postgres server`
-      : `using Postgres at ${db.location}`,
-  )
-  await migrate(db.pool, {
-    onApplied: (m, ms) => logger.info({ migration: m.version, name: m.name, durationMs: Math.round(ms) }, 'migration applied'),
-  })
-  return db
-}
+/** One stats sample per minute (the series' resolution); under a simulated clock, which runs fast, more often. */
+const STATS_SAMPLE_MS = MS_PER_MINUTE
+const SIMULATED_STATS_SAMPLE_MS = 5 * MS_PER_SECOND
 
 /** Process entry of `start`: config → logger → database → app → listen, and a graceful close on signals. */
 export async function startServer(config: Config): Promise<void> {
   const logger = createLogger(config)
-  const db = await openMigratedDatabase(config, logger)
+  const db = await openMigratedDatabase(config, logger, 'service')
   const loopbackOnly = isLoopbackHost(config.host)
-  const keys = await activeKeyCount(db.pool)
+  const keys = await retryWhileDatabaseUnavailable(() => activeKeyCount(db), {
+    waitSeconds: config.databaseStartWaitSeconds,
+    logger,
+    location: db.location,
+  })
   if (keys === 0) {
     if (loopbackOnly) {
       logger.warn(`no API keys exist: requests without a key are accepted because the service listens on loopback (${config.host}) only; create keys with \`npm run cli -- create-key --role admin --name <name>\``)
@@ -60,20 +49,38 @@ export async function startServer(config: Config): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     loopbackOnly,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    keyChanges: (onChange) => watchApiKeyChanges(db, onChange),
+    httpTimeouts: {
+      requestMs: config.httpRequestTimeoutMs,
+      headersMs: config.httpHeadersTimeoutMs,
+      keepAliveMs: config.httpKeepAliveTimeoutMs,
+    },
+  }).catch(async (err: unknown) => {
+    await db.close()
+    throw err
   })
 
   const optimizerLoop = startOptimizerLoop({ pool: db.pool, clock, random, logger }, { onOptimized: app.metrics.onOptimized })
-  // One stats sample per minute for the dashboard's time series; simulated time runs fast, so sample more often.
-  const statsSampler = startStatsSampler(app.stats, { intervalMs: config.simulatedClock ? 5_000 : 60_000, logger })
+  const statsSampler = startStatsSampler(app.stats, { intervalMs: config.simulatedClock ? SIMULATED_STATS_SAMPLE_MS : STATS_SAMPLE_MS, logger })
 
-  closeWithGrace({ delay: config.shutdownGraceSeconds * 1000, logger }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'closing after an error')
-    else logger.info({ signal }, 'closing')
+  const shutdown = async () => {
     await optimizerLoop.stop()
     statsSampler.stop()
     await app.close()
     await db.close()
+  }
+  const signals = closeWithGrace({ delay: config.shutdownGraceSeconds * MS_PER_SECOND, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'closing after an error')
+    else logger.info({ signal }, 'closing')
+    await shutdown()
   })
 
-  await app.listen({ host: config.host, port: config.port })
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (err) {
+    // E.g. the port is taken: close the database properly (an embedded one is released) and report.
+    signals.uninstall()
+    await shutdown()
+    throw err
+  }
 }

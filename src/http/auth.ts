@@ -14,43 +14,61 @@ declare module 'fastify' {
   }
 }
 
-export interface AuthOptions {
+interface AuthOptions {
   pool: pg.Pool
   /** True when the service listens only on loopback: then, with no keys configured, requests need none. */
   loopbackOnly: boolean
-  /** How long key lookups and the key count are cached (revocation takes effect within this). */
+  /**
+   * How long key lookups and the key count are cached. With `keyChanges` a change empties the caches
+   * at once, and this lifetime only bounds staleness while change notices cannot arrive.
+   */
   cacheMs: number
+  /** Subscribes to key changes made by any process (the CLI, another replica); returns the unsubscribe. */
+  keyChanges?: (onChange: () => void) => Promise<() => Promise<void>>
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost'])
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host) || host.startsWith('127.')
-}
+/** Beyond this many cached keys (a client cycling through invalid ones), the key cache starts over. */
+const KEY_CACHE_MAX_ENTRIES = 10_000
 
 /**
- * Bearer-key authentication with roles (API.md "Auth"). Keys are looked up by SHA-256, with a
- * short cache so a busy crawler fleet does not cost a query per request.
+ * Bearer-key authentication with roles (docs/api.md "Auth"). Keys are looked up by SHA-256, with a
+ * cache so a busy crawler fleet does not cost a query per request; a key change anywhere empties it.
  */
-export function installAuth(app: FastifyInstance, options: AuthOptions): void {
+export async function installAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   const keyCache = new Map<string, { role: Role | null; untilMs: number }>()
   let countCache: { count: number; untilMs: number } | null = null
+  // A lookup that started before a change must not put its stale answer back into the cache.
+  let generation = 0
 
   async function keysExist(): Promise<boolean> {
     const now = Date.now()
-    if (countCache === null || countCache.untilMs <= now) {
-      countCache = { count: await activeKeyCount(options.pool), untilMs: now + options.cacheMs }
-    }
-    return countCache.count > 0
+    if (countCache !== null && countCache.untilMs > now) return countCache.count > 0
+    const started = generation
+    const count = await activeKeyCount(options)
+    if (started === generation) countCache = { count, untilMs: now + options.cacheMs }
+    return count > 0
   }
 
   async function lookup(key: string): Promise<Role | null> {
     const now = Date.now()
     const hit = keyCache.get(key)
     if (hit && hit.untilMs > now) return hit.role
-    const role = await roleOfKey(options.pool, key)
-    if (keyCache.size > 10_000) keyCache.clear()
-    keyCache.set(key, { role, untilMs: now + options.cacheMs })
+    const started = generation
+    const role = await roleOfKey(options, key)
+    if (started === generation) {
+      if (keyCache.size > KEY_CACHE_MAX_ENTRIES) keyCache.clear()
+      keyCache.set(key, { role, untilMs: now + options.cacheMs })
+    }
     return role
+  }
+
+  if (options.keyChanges) {
+    const unsubscribe = await options.keyChanges(() => {
+      generation++
+      keyCache.clear()
+      countCache = null
+    })
+    app.addHook('onClose', async () => unsubscribe())
   }
 
   app.decorateRequest('role', null)

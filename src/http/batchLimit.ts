@@ -3,7 +3,7 @@ import { HttpProblem, problem } from './problems.ts'
 
 /**
  * A preValidation hook: a batch larger than the limit is refused with 413 before anything is
- * validated or applied (API.md "Batches").
+ * validated or applied (docs/api.md "Batches").
  */
 export function batchLimit(field: string, maxItems: number) {
   return async (request: FastifyRequest): Promise<void> => {

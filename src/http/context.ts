@@ -1,11 +1,6 @@
-import type pg from 'pg'
-import type { Clock } from '../domain/clock.ts'
-import type { Random } from '../math/random.ts'
+import type { DomainDeps } from '../domain/deps.ts'
 
 /** What route plugins get: the use cases' dependencies and the HTTP limits. */
-export interface AppContext {
-  pool: pg.Pool
-  clock: Clock
-  random: Random
+export interface AppContext extends DomainDeps {
   maxBatchItems: number
 }

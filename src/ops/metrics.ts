@@ -1,32 +1,42 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Logger } from 'pino'
-import type { IngestResult } from '../domain/ingest.ts'
+import { z } from 'zod'
+import type { IngestResult, ObservationReport } from '../domain/ingest.ts'
 import type { LeaseGrant } from '../domain/leases.ts'
 import type { OptimizeResult } from '../domain/optimize.ts'
+import { PAGE_STATUSES } from '../domain/pageStep.ts'
+import { STATUS_CLASSES, statusClassCountsSchema, statusClassOf, zeroStatusClassCounts, type StatusClassCounts } from './fetchStatus.ts'
 import type { Stats, StatsSnapshot } from './stats.ts'
+import { MS_PER_SECOND } from '../math/units.ts'
 
 /** Counter totals of this process (GET /v1/stats repeats them next to the snapshot). */
-export interface CounterTotals {
-  observations: { accepted: number; duplicate: number; late: number; rejected: number }
-  changesDetected: number
-  leasesGranted: number
-  leasesExpired: number
-  optimizerRuns: number
-}
+export const counterTotalsSchema = z
+  .object({
+    observations: z.object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() }),
+    fetchesByStatusClass: statusClassCountsSchema.describe('recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class.'),
+    changesDetected: z.number(),
+    leasesGranted: z.number(),
+    leasesExpired: z.number(),
+    optimizerRuns: z.number(),
+  })
+  .describe('Totals of the counters of /metrics since this replica started.')
+
+type CounterTotals = z.infer<typeof counterTotalsSchema>
 
 export interface Metrics {
   registry: Registry
   contentType: string
   /** The Prometheus text exposition of every metric (gauges read the cached stats snapshot). */
   render(): Promise<string>
-  onIngested(result: IngestResult): void
+  /** Counts one committed batch: `items` is the batch as posted, `result` what ingest made of it. */
+  onIngested(result: IngestResult, items: readonly ObservationReport[]): void
   onLease(grant: LeaseGrant): void
   onOptimized(result: OptimizeResult): void
   observeHttp(labels: { route: string; method: string; status: number }, seconds: number): void
   counterTotals(): Promise<CounterTotals>
 }
 
-export interface MetricsOptions {
+interface MetricsOptions {
   stats: Stats
   logger?: Logger | undefined
   /** Node process metrics (CPU, memory, event loop, GC) from prom-client; default true. */
@@ -54,6 +64,22 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   })
   for (const result of OBSERVATION_RESULTS) observations.labels(result).inc(0)
+  const fetches = new Counter({
+    name: 'recrawl_fetches_total',
+    help:
+      'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; none: reported without a status).',
+    labelNames: ['status_class'] as const,
+    registers,
+  })
+  for (const c of STATUS_CLASSES) fetches.labels(c).inc(0)
+  const crawlsByPageStatus = new Counter({
+    name: 'recrawl_crawls_by_page_status_total',
+    help:
+      'In-order crawls by what the page was when it was crawled: active, failing, gone (a recheck), redirected, or noisy (its hash is noise). The crawls spent on dead, failing and noisy pages.',
+    labelNames: ['page_status'] as const,
+    registers,
+  })
+  for (const status of [...PAGE_STATUSES, 'noisy'] as const) crawlsByPageStatus.labels(status).inc(0)
   const changes = new Counter({
     name: 'recrawl_changes_detected_total',
     help: 'Accepted crawl intervals that saw a change.',
@@ -127,6 +153,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
     })
   snapshotGauge('recrawl_pages', 'Registered pages.', (s) => s.pages)
   snapshotGauge('recrawl_pages_leased', 'Pages under an unexpired lease.', (s) => s.pagesLeased)
+  new Gauge({
+    name: 'recrawl_pages_by_status',
+    help: 'Pages by fetch status (active, failing, gone, redirected), and pages flagged noisy (status="noisy").',
+    labelNames: ['status'],
+    registers,
+    async collect() {
+      const s = await current()
+      if (s === null) return
+      for (const [status, n] of Object.entries(s.pagesByStatus)) this.labels(status).set(n)
+    },
+  })
   snapshotGauge('recrawl_pages_overdue', 'Pages due now (dueAt ≤ now) and not leased.', (s) => s.pagesOverdue)
   snapshotGauge('recrawl_oldest_overdue_age_seconds', 'How long the most overdue page has been due; 0 when none is.', (s) => s.oldestOverdueAgeSeconds)
   snapshotGauge(
@@ -148,18 +185,31 @@ export function createMetrics(options: MetricsOptions): Metrics {
     return hit?.value ?? 0
   }
 
+  const classTotals = async (): Promise<StatusClassCounts> => {
+    const out = zeroStatusClassCounts()
+    for (const c of STATUS_CLASSES) out[c] = await value(fetches, { status_class: c })
+    return out
+  }
+
   return {
     registry,
     contentType: registry.contentType,
     // prom-client spells NaN "Nan" (e.g. event-loop lag before its first sample); write the canonical "NaN".
     render: async () => (await registry.metrics()).replace(/ Nan$/gm, ' NaN'),
-    onIngested(result) {
+    onIngested(result, items) {
+      const rejected = new Set(result.rejected.map((r) => r.index))
+      const byClass = zeroStatusClassCounts()
+      items.forEach((item, index) => {
+        if (!rejected.has(index)) byClass[statusClassOf(item.httpStatus)]++
+      })
+      for (const c of STATUS_CLASSES) fetches.labels(c).inc(byClass[c])
       observations.labels('accepted').inc(result.accepted)
       observations.labels('duplicate').inc(result.duplicates)
       observations.labels('late').inc(result.late)
       observations.labels('rejected').inc(result.rejected.length)
       changes.inc(result.changesDetected)
       pagesRegistered.inc(result.pagesRegistered)
+      for (const [status, n] of Object.entries(result.crawlsByPageStatus)) crawlsByPageStatus.labels(status).inc(n)
     },
     onLease(grant) {
       leasesGranted.inc(grant.pages.length)
@@ -167,7 +217,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     onOptimized(result) {
       optimizerRuns.inc()
-      optimizerDuration.observe(Math.max(0, result.durationMs) / 1000)
+      optimizerDuration.observe(Math.max(0, result.durationMs) / MS_PER_SECOND)
       if (Number.isFinite(result.expectedFreshness)) optimizerFreshness.set(result.expectedFreshness)
     },
     observeHttp(labels, seconds) {
@@ -181,6 +231,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
           late: await value(observations, { result: 'late' }),
           rejected: await value(observations, { result: 'rejected' }),
         },
+        fetchesByStatusClass: await classTotals(),
         changesDetected: await value(changes),
         leasesGranted: await value(leasesGranted),
         leasesExpired: await value(leasesExpired),

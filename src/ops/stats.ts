@@ -1,12 +1,15 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
+import { z } from 'zod'
 import type { Clock } from '../domain/clock.ts'
+import { HOURS_PER_DAY, MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND, SECONDS_PER_HOUR, SECONDS_PER_MINUTE } from '../math/units.ts'
 import { settingsFromStored } from '../domain/settings.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
 import {
   insertStatsSample,
   readCrawlActivity,
+  readFetchFailures,
   readRateHistograms,
   readStatsSeries,
   readStatsSnapshot,
@@ -14,76 +17,117 @@ import {
   type CrawlActivityRow,
   type HistogramBins,
 } from '../store/statsRepo.ts'
+import { statusClassCountsSchema, statusClassOf, zeroStatusClassCounts } from './fetchStatus.ts'
+
+const rateHistogramSchema = z.object({
+  edgesPerDay: z.array(z.number()).describe('bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]).'),
+  counts: z.array(z.number().int()),
+  below: z.number().int().describe('Pages with a rate below the first edge (zeros included).'),
+  above: z.number().int().describe('Pages with a rate at or above the last edge.'),
+  unknown: z.number().int().describe('Pages without the rate.'),
+})
+
+type RateHistogram = z.infer<typeof rateHistogramSchema>
 
 /** What the gauges and the top of GET /v1/stats show: one consistent snapshot. */
-export interface StatsSnapshot {
-  /** The injected clock's time when the snapshot was taken (RFC 3339). */
-  takenAt: string
-  pages: number
-  /** Pages under an unexpired lease. */
-  pagesLeased: number
-  /** Due (dueAt ≤ now) and not under an unexpired lease. */
-  pagesOverdue: number
-  /** now − the earliest due time among overdue pages; 0 when none is overdue. */
-  oldestOverdueAgeSeconds: number
-  /** Σ importance·f(ρ) / Σ importance under the running schedule; null when no page has importance. */
-  expectedFreshness: number | null
-  schedule: 'periodic' | 'poisson'
-  budgetCrawlsPerDay: number
-  /** Σ crawlsPerDay: the budget the current rates spend. */
-  plannedCrawlsPerDay: number
-  /** Observations with crawledAt in the last hour, × 24. */
-  crawlsPerDayLastHour: number
-}
+export const statsSnapshotSchema = z.object({
+  takenAt: z.string().describe('When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds.'),
+  pages: z.number().int(),
+  pagesLeased: z.number().int().describe('Pages under an unexpired lease.'),
+  pagesByStatus: z
+    .object({
+      active: z.number().int(),
+      failing: z.number().int(),
+      gone: z.number().int(),
+      redirected: z.number().int(),
+      noisy: z.number().int().describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
+    })
+    .describe('Pages by status (docs/api.md "Fetch outcomes").'),
+  pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
+  oldestOverdueAgeSeconds: z.number().describe('How long the most overdue page has been due; 0 when none is.'),
+  expectedFreshness: z
+    .number()
+    .nullable()
+    .describe('Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages.'),
+  schedule: z.enum(['periodic', 'poisson']),
+  budgetCrawlsPerDay: z.number().describe('Budget R from the settings.'),
+  plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay: what the current rates spend of the budget.'),
+  crawlsPerDayLastHour: z.number().describe('Crawls reported with crawledAt in the last hour × 24.'),
+})
 
-export interface RateHistogram {
-  /** bins + 1 log-spaced edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
-  edgesPerDay: number[]
-  counts: number[]
-  /** Rates below the first edge (zeros included). */
-  below: number
-  /** Rates at or above the last edge. */
-  above: number
-  /** Pages without the rate (no estimate yet / never scheduled). */
-  unknown: number
-}
+export type StatsSnapshot = z.infer<typeof statsSnapshotSchema>
 
-export interface StatsDetails {
-  windowHours: number
-  optimizer: { lambda: number | null; solvedAt: string | null }
-  changeRateHistogram: RateHistogram
-  crawlRateHistogram: RateHistogram
-  optimizerRuns: {
-    id: string
-    startedAt: string
-    durationMs: number
-    trigger: string
-    objective: string
-    lambda: number | null
-    pages: number
-    pagesCrawled: number
-    budgetCrawlsPerDay: number
-    expectedFreshness: number | null
-    pagesRetimed: number
-  }[]
-  topOverdueHosts: { host: string; pagesOverdue: number; oldestOverdueAgeSeconds: number }[]
-  /** Stored snapshots (one per minute at most), averaged into at most SERIES_POINTS buckets. */
-  series: {
-    bucketSeconds: number
-    points: {
-      at: string
-      pages: number
-      pagesOverdue: number
-      oldestOverdueAgeSeconds: number
-      expectedFreshness: number | null
-      budgetCrawlsPerDay: number
-      plannedCrawlsPerDay: number
-      crawlsPerDayLastHour: number
-    }[]
-  }
-  /** Crawls reported per hour (by crawl time) and changes among them, from the observation history. */
-  crawlActivity: { hourStart: string; crawls: number; changes: number }[]
-}
+/** The rest of GET /v1/stats: histograms, optimiser runs, overdue hosts, time series, activity and failures. */
+export const statsDetailsSchema = z.object({
+  windowHours: z.number(),
+  windowStart: z.string().describe('Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock.'),
+  windowEnd: z.string().describe('End of the window (inclusive, RFC 3339): the service clock when the details were computed.'),
+  optimizer: z.object({ lambda: z.number().nullable(), solvedAt: z.string().nullable() }).describe('The stored multiplier λ and when it was solved.'),
+  changeRateHistogram: rateHistogramSchema.describe('Pages by estimated changesPerDay (log10 bins, 4 per decade).'),
+  crawlRateHistogram: rateHistogramSchema.describe('Pages by crawlsPerDay (log10 bins, 4 per decade).'),
+  optimizerRuns: z
+    .array(
+      z.object({
+        id: z.string(),
+        startedAt: z.string(),
+        durationMs: z.number(),
+        trigger: z.string(),
+        objective: z.string(),
+        lambda: z.number().nullable(),
+        pages: z.number().int(),
+        pagesCrawled: z.number().int(),
+        budgetCrawlsPerDay: z.number(),
+        expectedFreshness: z.number().nullable(),
+        pagesRetimed: z.number().int(),
+      }),
+    )
+    .describe('The latest optimiser runs, newest first.'),
+  topOverdueHosts: z
+    .array(z.object({ host: z.string(), pagesOverdue: z.number().int(), oldestOverdueAgeSeconds: z.number() }))
+    .describe('Hosts with the most overdue pages.'),
+  series: z
+    .object({
+      bucketSeconds: z.number().int(),
+      points: z.array(
+        z.object({
+          at: z.string(),
+          pages: z.number().int(),
+          pagesOverdue: z.number().int(),
+          oldestOverdueAgeSeconds: z.number(),
+          expectedFreshness: z.number().nullable(),
+          budgetCrawlsPerDay: z.number(),
+          plannedCrawlsPerDay: z.number(),
+          crawlsPerDayLastHour: z.number(),
+        }),
+      ),
+    })
+    .describe('Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window.'),
+  crawlActivity: z
+    .array(
+      z.object({
+        hourStart: z.string(),
+        crawls: z.number().int(),
+        changes: z.number().int(),
+        fetchesByStatusClass: statusClassCountsSchema,
+      }),
+    )
+    .describe(
+      'Every hour of the window by crawl time: crawls stored, changes detected among them and the crawls by reported HTTP status class, from the observation history (0 for hours without crawls). The first hour starts at or before windowStart and counts only crawls after it.',
+    ),
+  fetchFailures: z
+    .array(
+      z.object({
+        host: z.string(),
+        httpStatus: z.number().int(),
+        fetches: z.number().int().describe('Stored crawls of the host with this status in the window.'),
+        pages: z.number().int().describe('Distinct pages among them.'),
+        lastCrawledAt: z.string(),
+      }),
+    )
+    .describe('Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows).'),
+})
+
+type StatsDetails = z.infer<typeof statsDetailsSchema>
 
 export interface Stats {
   /** The cached snapshot: refreshed at most every `cacheMs` (one query in flight at a time). */
@@ -92,7 +136,7 @@ export interface Stats {
   details(options: { windowHours: number }): Promise<StatsDetails>
 }
 
-export interface StatsDeps {
+interface StatsDeps {
   pool: pg.Pool
   clock: Clock
   logger?: Logger | undefined
@@ -104,14 +148,18 @@ export interface StatsDeps {
 }
 
 /** Log-spaced bins of the rate histograms: 10^-3 … 10^3 per day, 4 per decade. */
-export const RATE_BINS: HistogramBins = { minLog10: -3, maxLog10: 3, bins: 24 }
+const RATE_BINS: HistogramBins = { minLog10: -3, maxLog10: 3, bins: 24 }
 /** At most this many points in the time series of GET /v1/stats. */
-export const SERIES_POINTS = 300
+const SERIES_POINTS = 300
+/** Lifetime of the cached snapshot and details when the app is not given one (AppDeps.statsCacheMs). */
+export const DEFAULT_STATS_CACHE_MS = 5_000
+/** Most `hours` windows whose details are cached at once; beyond it the cache starts over. */
+const DETAIL_WINDOWS_CACHED = 32
 /** Samples older than this are pruned. */
-export const SAMPLE_RETENTION_DAYS = 30
+const SAMPLE_RETENTION_DAYS = 30
 const OPTIMIZER_RUNS_SHOWN = 20
 const OVERDUE_HOSTS_SHOWN = 10
-const MS_PER_DAY = 86_400_000
+const FETCH_FAILURES_SHOWN = 20
 
 const finiteOr = (v: number, fallback: number): number => (Number.isFinite(v) ? v : fallback)
 
@@ -120,15 +168,23 @@ function histogram(row: { counts: number[]; below: number; above: number; unknow
   return { edgesPerDay, counts: row.counts, below: row.below, above: row.above, unknown: row.unknown }
 }
 
-/** Every hour of (fromMs, toMs], with zeros for hours without crawls (a chart must not bridge them). */
+/**
+ * Every hour of (fromMs, toMs], with zeros for hours without crawls (a chart must not bridge them);
+ * the first hour starts at or before fromMs and counts only its crawls after fromMs.
+ */
 function hourlyActivity(rows: readonly CrawlActivityRow[], fromMs: number, toMs: number): StatsDetails['crawlActivity'] {
-  const byHour = new Map(rows.map((r) => [r.hourStart.getTime(), r]))
-  const out: StatsDetails['crawlActivity'] = []
-  for (let h = Math.floor(fromMs / 3_600_000) * 3_600_000; h <= toMs; h += 3_600_000) {
-    const r = byHour.get(h)
-    out.push({ hourStart: new Date(h).toISOString(), crawls: r?.crawls ?? 0, changes: r?.changes ?? 0 })
+  const byHour = new Map<number, StatsDetails['crawlActivity'][number]>()
+  for (let h = Math.floor(fromMs / MS_PER_HOUR) * MS_PER_HOUR; h <= toMs; h += MS_PER_HOUR) {
+    byHour.set(h, { hourStart: new Date(h).toISOString(), crawls: 0, changes: 0, fetchesByStatusClass: zeroStatusClassCounts() })
   }
-  return out
+  for (const r of rows) {
+    const hour = byHour.get(r.hourStart.getTime())
+    if (!hour) continue
+    hour.crawls += r.crawls
+    hour.changes += r.changes
+    hour.fetchesByStatusClass[statusClassOf(r.httpStatus)] += r.crawls
+  }
+  return [...byHour.values()]
 }
 
 /** A small cache whose entries expire after `ttlMs` of wall time; a pending load is shared by every caller. */
@@ -158,7 +214,7 @@ export function createStats(deps: StatsDeps): Stats {
 
   async function record(s: StatsSnapshot): Promise<void> {
     const atMs = Date.parse(s.takenAt)
-    const minute = Math.floor(atMs / 60_000)
+    const minute = Math.floor(atMs / MS_PER_MINUTE)
     if (minute === lastSampleMinute) return
     try {
       await insertStatsSample(
@@ -194,13 +250,20 @@ export function createStats(deps: StatsDeps): Stats {
       takenAt: new Date(nowMs).toISOString(),
       pages: row.pages,
       pagesLeased: row.pagesLeased,
+      pagesByStatus: {
+        active: row.pages - row.pagesFailing - row.pagesGone - row.pagesRedirected,
+        failing: row.pagesFailing,
+        gone: row.pagesGone,
+        redirected: row.pagesRedirected,
+        noisy: row.pagesNoisy,
+      },
       pagesOverdue: row.pagesOverdue,
-      oldestOverdueAgeSeconds: row.oldestOverdueAt === null ? 0 : Math.max(0, (nowMs - row.oldestOverdueAt.getTime()) / 1000),
+      oldestOverdueAgeSeconds: row.oldestOverdueAt === null ? 0 : Math.max(0, (nowMs - row.oldestOverdueAt.getTime()) / MS_PER_SECOND),
       expectedFreshness: freshness === null ? null : Math.min(1, Math.max(0, finiteOr(freshness, 0))),
       schedule: settings.schedule,
       budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
       plannedCrawlsPerDay: finiteOr(row.plannedCrawlsPerDay, 0),
-      crawlsPerDayLastHour: row.crawlsLastHour * 24,
+      crawlsPerDayLastHour: row.crawlsLastHour * HOURS_PER_DAY,
     }
     await record(s)
     return s
@@ -210,16 +273,19 @@ export function createStats(deps: StatsDeps): Stats {
   const loadDetails = async (windowHours: number): Promise<StatsDetails> => {
     const nowMs = deps.clock.nowMs()
     const now = new Date(nowMs)
-    const from = new Date(nowMs - windowHours * 3_600_000)
-    const bucketSeconds = Math.max(60, Math.ceil((windowHours * 3600) / SERIES_POINTS / 60) * 60)
+    const from = new Date(nowMs - windowHours * MS_PER_HOUR)
+    const bucketSeconds = Math.max(SECONDS_PER_MINUTE, Math.ceil((windowHours * SECONDS_PER_HOUR) / SERIES_POINTS / SECONDS_PER_MINUTE) * SECONDS_PER_MINUTE)
     const state = await readOptimizerState(deps.pool)
     const histograms = await readRateHistograms(deps.pool, RATE_BINS)
     const runs = await recentOptimizerRuns(deps.pool, OPTIMIZER_RUNS_SHOWN)
     const hosts = await readTopOverdueHosts(deps.pool, now, OVERDUE_HOSTS_SHOWN)
     const series = await readStatsSeries(deps.pool, { from, to: now, bucketSeconds })
     const activity = await readCrawlActivity(deps.pool, { from, to: now })
+    const failures = await readFetchFailures(deps.pool, { from, to: now, limit: FETCH_FAILURES_SHOWN })
     return {
       windowHours,
+      windowStart: from.toISOString(),
+      windowEnd: now.toISOString(),
       optimizer: { lambda: state.lambda, solvedAt: state.solvedAt?.toISOString() ?? null },
       changeRateHistogram: histogram(histograms.changesPerDay, RATE_BINS),
       crawlRateHistogram: histogram(histograms.crawlsPerDay, RATE_BINS),
@@ -227,13 +293,14 @@ export function createStats(deps: StatsDeps): Stats {
       topOverdueHosts: hosts.map((h) => ({
         host: h.host,
         pagesOverdue: h.pagesOverdue,
-        oldestOverdueAgeSeconds: Math.max(0, (nowMs - h.oldestOverdueAt.getTime()) / 1000),
+        oldestOverdueAgeSeconds: Math.max(0, (nowMs - h.oldestOverdueAt.getTime()) / MS_PER_SECOND),
       })),
       series: {
         bucketSeconds,
         points: series.map(({ sampledAt, ...p }) => ({ at: sampledAt.toISOString(), ...p })),
       },
       crawlActivity: hourlyActivity(activity, from.getTime(), nowMs),
+      fetchFailures: failures.map((f) => ({ ...f, lastCrawledAt: f.lastCrawledAt.toISOString() })),
     }
   }
 
@@ -242,7 +309,7 @@ export function createStats(deps: StatsDeps): Stats {
     details({ windowHours }) {
       let get = detailsByWindow.get(windowHours)
       if (!get) {
-        if (detailsByWindow.size > 32) detailsByWindow.clear()
+        if (detailsByWindow.size > DETAIL_WINDOWS_CACHED) detailsByWindow.clear()
         get = cached(deps.cacheMs, () => loadDetails(windowHours))
         detailsByWindow.set(windowHours, get)
       }

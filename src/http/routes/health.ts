@@ -1,19 +1,31 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { pendingMigrations } from '../../store/migrate.ts'
-import { healthResponseSchema, problemSchema, readyResponseSchema } from '../schemas.ts'
+import { json, unavailable } from '../responses.ts'
+import { healthSchema, readinessSchema } from '../schemas.ts'
 
 export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 'postgres' | 'embedded' }> = async (app, ctx) => {
   app.get('/healthz', {
-    schema: { tags: ['operations'], summary: 'Liveness: the process serves requests', response: { 200: healthResponseSchema } },
+    schema: {
+      operationId: 'healthz',
+      tags: ['operations'],
+      summary: 'Liveness: the process serves requests',
+      description: 'Open (no key). Touches no database.',
+      response: { 200: json('The process is alive.', healthSchema) },
+    },
     handler: async () => ({ status: 'ok' as const }),
   })
 
   app.get('/readyz', {
     schema: {
+      operationId: 'readyz',
       tags: ['operations'],
       summary: 'Readiness: database reachable and every migration applied',
-      response: { 200: readyResponseSchema, 503: readyResponseSchema.or(problemSchema) },
+      description: 'Open (no key). Load balancers send traffic only while this is 200.',
+      response: {
+        200: json('Ready: the database is reachable and fully migrated.', readinessSchema),
+        503: unavailable('Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem).', readinessSchema),
+      },
     },
     handler: async (_request, reply) => {
       const pending = await pendingMigrations(ctx.pool)

@@ -1,33 +1,39 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { ingestObservations } from '../../domain/ingest.ts'
+import { ingestObservations, type IngestResult, type ObservationReport } from '../../domain/ingest.ts'
 import type { AppContext } from '../context.ts'
 import { batchLimit } from '../batchLimit.ts'
-import { postObservationsBodySchema, postObservationsResponseSchema, problemSchema } from '../schemas.ts'
+import { observationReceiptSchema } from '../../domain/crawlReports.ts'
+import { json, problems } from '../responses.ts'
+import { postObservationsBodySchema } from '../schemas.ts'
 
-export interface ObservationsHooks {
-  /** Called after every committed batch (metrics). */
-  onIngested?: (result: Awaited<ReturnType<typeof ingestObservations>>) => void
+interface ObservationsHooks {
+  /** Called after every committed batch with its result and the items as posted (metrics). */
+  onIngested?: (result: IngestResult, items: readonly ObservationReport[]) => void
 }
 
 export const observationsRoutes: FastifyPluginAsyncZod<AppContext & ObservationsHooks> = async (app, ctx) => {
   app.post('/v1/observations', {
-    config: { role: 'crawler' },
+    config: { role: 'crawler', textCheckedPerItem: 'observations' },
     preValidation: batchLimit('observations', ctx.maxBatchItems),
     schema: {
+      operationId: 'postObservations',
       tags: ['observations'],
       summary: 'Report crawls in a batch',
       description:
         'One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. ' +
         'The first crawl of a page is its baseline; from the second on, changed or contentHash is required. ' +
-        'A page’s items within one batch are applied in crawl-time order; only crawls older than what is already stored are late. ' +
-        'LLN and SA use the empirical crawl rate p̂ = n/T (MATH.md 1.2).',
+        'A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). ' +
+        'LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).',
       body: postObservationsBodySchema,
-      response: { 200: postObservationsResponseSchema, '4xx': problemSchema, '5xx': problemSchema },
+      response: {
+        200: json('The batch is committed: what became of each item.', observationReceiptSchema),
+        ...problems({ 400: 'The body does not match the schema; nothing was stored.', 409: true, 413: true }),
+      },
     },
     handler: async (request) => {
       const result = await ingestObservations(ctx, request.body.observations)
-      ctx.onIngested?.(result)
-      return { accepted: result.accepted, duplicates: result.duplicates, late: result.late, rejected: result.rejected }
+      ctx.onIngested?.(result, request.body.observations)
+      return { accepted: result.accepted, duplicates: result.duplicates, late: result.late, rejected: result.rejected, leaseNotCompleted: result.leaseNotCompleted }
     },
   })
 }

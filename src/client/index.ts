@@ -1,0 +1,115 @@
+/**
+ * The typed recrawl client: openapi-fetch over the types generated from the OpenAPI document
+ * (schema.ts), plus the API key header, a per-request timeout and one error type for problem+json
+ * answers. Every path, parameter, body and response is checked by the compiler:
+ *
+ *   const api = createRecrawlClient({ baseUrl: 'http://127.0.0.1:8080', apiKey })
+ *   const grant = await ok(api.POST('/v1/leases', { body: { worker: 'crawler-1', limit: 50 } }))
+ *   const page = await ok(api.GET('/v1/pages/{id}', { params: { path: { id: grant.pages[0]!.id } } }))
+ *
+ * `ok` returns the body of a 2xx answer and throws a ProblemError for anything else.
+ */
+import createClient, { type Client } from 'openapi-fetch'
+import type { components, paths } from './schema.ts'
+
+export type { components, paths } from './schema.ts'
+
+type Schemas = components['schemas']
+export type RecrawlApi = Client<paths>
+export type LeaseGrant = Schemas['LeaseGrant']
+export type LeasedPage = Schemas['LeasedPage']
+export type ObservationReport = Schemas['ObservationReport']
+export type ObservationReceipt = Schemas['ObservationReceipt']
+export type PagesRelease = Schemas['PagesRelease']
+export type Page = Schemas['Page']
+export type Problem = Schemas['Problem']
+
+export interface RecrawlClientOptions {
+  /** Where the service listens, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <apiKey>`; leave it out while the service runs without keys. */
+  apiKey?: string
+  /** Each request is abandoned after this long (default 60 s). */
+  timeoutMs?: number
+  /** The fetch to use (default: Node's global fetch). */
+  fetch?: (request: Request, init?: RequestInit) => Promise<Response>
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000
+
+export function createRecrawlClient(options: RecrawlClientOptions): RecrawlApi {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const baseFetch = options.fetch ?? ((request: Request, init?: RequestInit) => fetch(request, init))
+  return createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers: options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` },
+    fetch: async (request) => {
+      const response = await baseFetch(request, { signal: withTimeout(request.signal, timeoutMs) })
+      requestMethods.set(response, request.method)
+      return response
+    },
+  })
+}
+
+/** The method of the request behind each response, for error messages (a Response does not know it). */
+const requestMethods = new WeakMap<Response, string>()
+
+/** The request's own signal (if the caller gave one) and the timeout, whichever fires first. */
+function withTimeout(own: AbortSignal | null, timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs)
+  if (!own) return timeout
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([own, timeout])
+  return own
+}
+
+/**
+ * A non-2xx answer. `status` is the HTTP status; `kind` the last segment of the problem's `type`
+ * (`invalid-input`, `not-found`, `conflict`, `rate-limited`, `unavailable`, …; null when the body
+ * was no problem document); `errors` the bad fields of a 400; `retryAfterSeconds` the Retry-After
+ * header of a 429 or 503.
+ */
+export class ProblemError extends Error {
+  override readonly name = 'ProblemError'
+  readonly status: number
+  readonly kind: string | null
+  readonly problem: Problem | null
+  readonly errors: { path: string; message: string }[]
+  readonly retryAfterSeconds: number | null
+
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    response: Response,
+    body: unknown,
+  ) {
+    const problem = isProblem(body) ? body : null
+    const what = problem ? `${problem.title}${problem.detail ? `: ${problem.detail}` : ''}` : typeof body === 'string' && body !== '' ? body.slice(0, 300) : response.statusText
+    super(`${method} ${pathOf(url)} → ${response.status} ${what}`)
+    this.status = response.status
+    this.problem = problem
+    this.kind = problem ? (problem.type.split('/').pop() ?? null) : null
+    this.errors = problem?.errors ?? []
+    const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN)
+    this.retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null
+  }
+}
+
+function pathOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).pathname : url
+}
+
+function isProblem(body: unknown): body is Problem {
+  if (body === null || typeof body !== 'object') return false
+  const b = body as Record<string, unknown>
+  return typeof b.type === 'string' && typeof b.title === 'string' && typeof b.status === 'number'
+}
+
+type Data<R> = R extends { data: infer D } ? D : never
+
+/** The body of a 2xx answer (undefined for 204); any other answer throws a ProblemError. */
+export async function ok<R extends { response: Response; error?: unknown }>(pending: Promise<R>): Promise<Data<R>> {
+  const result = await pending
+  const { response } = result
+  if (!response.ok) throw new ProblemError(requestMethods.get(response) ?? 'request', response.url, response, result.error)
+  return (result as unknown as { data: Data<R> }).data
+}
