@@ -15,10 +15,9 @@
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { Pool as HttpPool } from 'undici'
-import { currentEstimates, emptyEstimatorState, encodeEstimatorState, stepEstimators } from '../src/math/estimators/index.ts'
-import { DEFAULT_SETTINGS } from '../src/domain/settings.ts'
-import { estimatorSettingsOf } from '../src/domain/ingest.ts'
-import { insertMissingPages, lockPagesByUrl, writeIngestUpdates, type PageIngestUpdate } from '../src/store/pagesRepo.ts'
+import { emptyEstimatorState, encodeEstimatorState, estimateOf, stepEstimators } from '../src/math/estimators/index.ts'
+import { DEFAULT_SETTINGS, estimatorSettingsOf } from '../src/domain/settings.ts'
+import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite } from '../src/store/pagesRepo.ts'
 import { insertObservations, type ObservationInsert } from '../src/store/observationsRepo.ts'
 import { readOptimizerState, readSettingsDocumentShared } from '../src/store/settingsRepo.ts'
 import { withTransaction } from '../src/store/transaction.ts'
@@ -35,11 +34,10 @@ import {
   startService,
   waitForOptimizerRun,
 } from './support.ts'
+import { MS_PER_DAY, MS_PER_HOUR } from '../src/math/units.ts'
 
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 /** Crawl time of the seeded baseline; rounds follow one hour apart (room for 700 rounds before "now"). */
-const T0_MS = Date.now() - 30 * DAY_MS
+const T0_MS = Date.now() - 30 * MS_PER_DAY
 
 export const pageUrl = (i: number, hosts: number): string => `https://h${i % hosts}.example/p/${i}`
 export const pageHost = (i: number, hosts: number): string => `h${i % hosts}.example`
@@ -105,14 +103,14 @@ export class BatchSource {
       index.push(global % this.pages)
       round.push(Math.floor(global / this.pages) + 1)
     }
-    if ((round[round.length - 1]! + 1) * HOUR_MS > 29 * DAY_MS) throw new Error('ran out of crawl-time rounds; use more pages or fewer seconds')
+    if ((round[round.length - 1]! + 1) * MS_PER_HOUR > 29 * MS_PER_DAY) throw new Error('ran out of crawl-time rounds; use more pages or fewer seconds')
     return { index, round }
   }
 
   items(batch: { index: number[]; round: number[] }): BatchItem[] {
     return batch.index.map((i, j) => {
       const r = batch.round[j]!
-      const crawledAt = new Date(T0_MS + r * HOUR_MS + (i % 3_600) * 1000).toISOString()
+      const crawledAt = new Date(T0_MS + r * MS_PER_HOUR + (i % 3_600) * 1000).toISOString()
       const u = unit(i, r)
       // Half the pages report `changed`, half a content hash whose version moves with probability 0.3.
       if (i % 2 === 0) return { url: pageUrl(i, this.hosts), crawledAt, httpStatus: 200, changed: u < 0.3 }
@@ -183,13 +181,12 @@ export function serviceSender(http: HttpPool, source: BatchSource) {
   }
 }
 
-/** A realistic estimator state and estimates (a page with a few intervals), written by the ceiling for every page. */
-function templateState(): { stateBytes: Uint8Array; estimates: Record<string, number | null>; changesPerDay: number | null } {
+/** A realistic estimator state (a page with a few intervals), written by the ceiling for every page. */
+function templateState(): { stateBytes: Uint8Array; changesPerDay: number | null } {
   const settings = estimatorSettingsOf(DEFAULT_SETTINGS)
   let state = emptyEstimatorState()
   for (let k = 0; k < 6; k++) state = stepEstimators(state, { intervalDays: 1 / 24, changed: k % 3 === 0, ageDays: null }, settings)
-  const estimates = { ...currentEstimates(state, settings) }
-  return { stateBytes: encodeEstimatorState(state), estimates, changesPerDay: estimates[DEFAULT_SETTINGS.estimator] ?? null }
+  return { stateBytes: encodeEstimatorState(state), changesPerDay: estimateOf(state, DEFAULT_SETTINGS.estimator, settings) }
 }
 
 /**
@@ -215,19 +212,24 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
       const rows = await lockPagesByUrl(client, items.map((it) => it.url))
       const itemByUrl = new Map(items.map((it) => [it.url, it]))
       const inserts: ObservationInsert[] = []
-      const updates: PageIngestUpdate[] = []
+      const updates: CrawledPageWrite[] = []
       for (const row of rows) {
         const item = itemByUrl.get(row.url)!
         const crawledMs = Date.parse(item.crawledAt)
-        const intervalSeconds = row.intervalStartAt ? (crawledMs - row.intervalStartAt.getTime()) / 1000 : null
+        const intervalSeconds = row.intervalStartAtMs !== null ? (crawledMs - row.intervalStartAtMs) / 1000 : null
         const changed = item.changed ?? item.contentHash !== row.lastContentHash
         inserts.push({
           pageId: row.id,
-          crawledAt: item.crawledAt,
+          crawledAtMs: crawledMs,
           changed,
+          reportedChanged: item.changed ?? null,
           contentHash: item.contentHash ?? null,
-          lastModified: null,
+          lastModifiedMs: null,
           httpStatus: item.httpStatus,
+          etag: null,
+          fetchError: null,
+          redirectTo: null,
+          retryAfterSeconds: null,
           applied: true,
           late: false,
           intervalSeconds,
@@ -237,21 +239,30 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
           crawls: row.crawls + 1,
           intervals: row.intervals + 1,
           changes: row.changes + (changed ? 1 : 0),
-          firstCrawledAt: row.firstCrawledAt?.toISOString() ?? item.crawledAt,
-          lastCrawledAt: item.crawledAt,
-          intervalStartAt: item.crawledAt,
-          lastChangedAt: changed ? item.crawledAt : (row.lastChangedAt?.toISOString() ?? null),
+          firstCrawledAtMs: row.firstCrawledAtMs ?? crawledMs,
+          lastCrawledAtMs: crawledMs,
+          intervalStartAtMs: crawledMs,
+          lastChangedAtMs: changed ? crawledMs : row.lastChangedAtMs,
           lastContentHash: item.contentHash ?? null,
           estimatorState: template.stateBytes,
-          estimates: template.estimates,
           changesPerDay: template.changesPerDay,
           crawlsPerDay: 1,
-          nextCrawlAt: new Date(crawledMs + DAY_MS).toISOString(),
+          nextCrawlAtMs: crawledMs + MS_PER_DAY,
+          status: 'active',
+          consecutiveFailures: 0,
+          lastHttpStatus: item.httpStatus,
+          lastSuccessAtMs: crawledMs,
+          redirectTo: null,
+          etag: null,
+          serverLastModifiedMs: null,
+          noisy: false,
+          ageShape: null,
+          ageShapeRateRatio: null,
           completedLeaseId: null,
         })
       }
       const ins = await insertObservations(client, inserts)
-      await writeIngestUpdates(client, updates)
+      await writeCrawledPages(client, updates)
       return ins.size
     })
     return { items: items.length, notAccepted: items.length - inserted }

@@ -1,4 +1,4 @@
-// Benchmark of the crawl-rate optimiser (MATH.md section 3).
+// Benchmark of the crawl-rate optimiser (docs/math.md section 3).
 //
 //   node --max-old-space-size=4096 --import tsx bench/optimizer.ts [--pages N] [--skip-10m] [--runs K]
 //                                                                  [--objectives freshness,harmonic,...]
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { solveRates, type Objective, type RateProblem } from '../src/math/optimizer/index.ts'
 import { createRandom } from '../src/math/random.ts'
 
-const ALL_OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic']
+const ALL_OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal']
 const DEFAULT_SIZES = [1e4, 1e5, 1e6, 1e7]
 const MIB = 1024 * 1024
 
@@ -61,7 +61,9 @@ function makeProblem(pages: number, withHosts: boolean): Omit<RateProblem, 'obje
     maxCrawlsPerDay[i] = random.next() < 0.3 ? 24 : Number.POSITIVE_INFINITY
     sumDelta += delta
   }
-  const base = { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, budgetCrawlsPerDay: 0.3 * sumDelta }
+  const shapeRandom = createRandom(7 + pages)
+  const ageShape = Float64Array.from({ length: pages }, () => (shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100))))
+  const base = { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, ageShape, budgetCrawlsPerDay: 0.3 * sumDelta }
   if (!withHosts) return base
   const hostCount = Math.max(1, Math.floor(pages / 50))
   const hostIndex = new Int32Array(pages)

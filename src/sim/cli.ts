@@ -1,16 +1,20 @@
 /**
- * `recrawl simulate`: the freshness benchmark of MATH.md section 4 (tables per workload, --json for
+ * `recrawl simulate`: the freshness benchmark of docs/math.md section 4 (tables per workload, --json for
  * machines), and `simulate --e2e` against a running service with a simulated clock.
  */
 import { availableParallelism } from 'node:os'
-import { parseArgs } from 'node:util'
+import { parseOptions, UsageError } from '../args.ts'
 import { runEndToEnd, DEFAULT_E2E_OPTIONS } from './e2e.ts'
 import { runTasks, type ParallelProgress } from './parallel.ts'
 import { groupResults, checkGoals, renderMarkdown, renderText } from './report.ts'
 import { DEFAULT_SIM_OPTIONS, IMPORTANCE_KINDS, planTasks, selectPolicies, WORKLOADS, type SimOptions, type Workload } from './runner.ts'
 import type { ImportanceKind } from './universe.ts'
+import { MS_PER_SECOND } from '../math/units.ts'
 
-export const SIMULATE_USAGE = `usage: recrawl simulate [options]
+const SIMULATE_USAGE = `usage: recrawl simulate [options]
+
+Runs every selected policy on simulated page universes and prints freshness tables (stdout);
+progress goes to stderr. Needs no configuration and no database.
 
   --workload <list>      ${WORKLOADS.join(', ')} (default: all)
   --importance <list>    zipf, equal (default: both)
@@ -25,9 +29,11 @@ export const SIMULATE_USAGE = `usage: recrawl simulate [options]
   --reoptimize-days <d>  simulated days between two solves of recrawl's loop (default ${DEFAULT_SIM_OPTIONS.reoptimizeDays})
   --scheduled            crawl each policy exactly at its own due times instead of on the budget-limited
                          fleet (R crawls/day, most overdue first); crawls may then exceed the budget
+  --replay-dir <dir>     update histories of the replay workloads (default: datasets/replay)
   --jobs <n>             parallel processes (default: number of cores)
   --json                 machine-readable output
   --markdown             Markdown tables
+  -h, --help             this help
 
   --e2e --url <url>      drive a running service (SIMULATED_CLOCK=true) over HTTP instead; loopback only.
                          Uses --pages (default ${DEFAULT_E2E_OPTIONS.pageCount}), --days (default ${DEFAULT_E2E_OPTIONS.horizonDays}), --seed, --crawls-per-page,
@@ -42,38 +48,31 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return n
 }
 
-class UsageError extends Error {}
-
 export async function runSimulateCommand(args: string[]): Promise<number> {
   let values
   try {
-    values = parseArgs({
-      args,
-      options: {
-        workload: { type: 'string' },
-        importance: { type: 'string' },
-        policy: { type: 'string' },
-        pages: { type: 'string' },
-        days: { type: 'string' },
-        'warmup-days': { type: 'string' },
-        seed: { type: 'string' },
-        'crawls-per-page': { type: 'string' },
-        'replay-crawls-per-change': { type: 'string' },
-        'reoptimize-days': { type: 'string' },
-        'replay-dir': { type: 'string' },
-        jobs: { type: 'string' },
-        json: { type: 'boolean' },
-        scheduled: { type: 'boolean' },
-        markdown: { type: 'boolean' },
-        e2e: { type: 'boolean' },
-        url: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      strict: true,
-    }).values
+    values = parseOptions(args, {
+      workload: { type: 'string' },
+      importance: { type: 'string' },
+      policy: { type: 'string' },
+      pages: { type: 'string' },
+      days: { type: 'string' },
+      'warmup-days': { type: 'string' },
+      seed: { type: 'string' },
+      'crawls-per-page': { type: 'string' },
+      'replay-crawls-per-change': { type: 'string' },
+      'reoptimize-days': { type: 'string' },
+      'replay-dir': { type: 'string' },
+      jobs: { type: 'string' },
+      json: { type: 'boolean' },
+      scheduled: { type: 'boolean' },
+      markdown: { type: 'boolean' },
+      e2e: { type: 'boolean' },
+      url: { type: 'string' },
+    })
   } catch (err) {
-    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${SIMULATE_USAGE}`)
-    return 2
+    if (!(err instanceof UsageError)) throw err
+    return usageFailure(err.message)
   }
   if (values.help) {
     console.log(SIMULATE_USAGE)
@@ -130,7 +129,7 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
     const results = await runTasks(tasks, options, jobs, progress.update)
     progress.finish()
     const groups = groupResults(results)
-    const elapsedSeconds = (Date.now() - started) / 1000
+    const elapsedSeconds = (Date.now() - started) / MS_PER_SECOND
     if (values.json) {
       console.log(JSON.stringify({ options, elapsedSeconds, groups, goals: checkGoals(groups) }, null, 2))
     } else if (values.markdown) {
@@ -142,12 +141,14 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
     }
     return 0
   } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`${err.message}\n\n${SIMULATE_USAGE}`)
-      return 2
-    }
+    if (err instanceof UsageError) return usageFailure(err.message)
     throw err
   }
+}
+
+function usageFailure(problem: string): number {
+  console.error(`recrawl: simulate: ${problem}\n\n${SIMULATE_USAGE}`)
+  return 2
 }
 
 /** A bar on a TTY; otherwise one line every PLAIN_PROGRESS_MS. */
@@ -160,7 +161,7 @@ function progressReporter(startedMs: number) {
   let lastDraw = 0
   const line = (p: ParallelProgress) => {
     const fraction = p.total > 0 ? p.work / p.total : 1
-    const seconds = (Date.now() - startedMs) / 1000
+    const seconds = (Date.now() - startedMs) / MS_PER_SECOND
     const eta = fraction > 0.02 ? ` eta ${Math.max(0, seconds / fraction - seconds).toFixed(0)}s` : ''
     return { fraction, text: `${p.done}/${p.total} runs ${(fraction * 100).toFixed(0)}% ${seconds.toFixed(0)}s${eta}` }
   }

@@ -5,14 +5,18 @@
  * (`POST /v1/leases`), "crawls" it against the known change times, and reports the result with the
  * lease id (`POST /v1/observations`); `POST /v1/optimize` runs every reoptimize period. Freshness is
  * scored exactly as in the in-process engine and compared with the in-process oracle, loop and Nutch
- * on the same universe and budget. Loopback only, bounded in steps and wall time.
+ * on the same universe and budget. Every call goes through the typed client (src/client). Loopback
+ * only, bounded in steps and wall time.
  */
+import { createRecrawlClient, ok } from '../client/index.ts'
 import { createRandom } from '../math/random.ts'
 import { FreshnessTracker, runPolicy } from './engine.ts'
 import { createPolicy, DEFAULT_LOOP_POLICY, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
 import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload } from './universe.ts'
+import { MS_PER_DAY } from '../math/units.ts'
+import { isLoopbackHost } from '../loopback.ts'
 
-export interface EndToEndOptions {
+interface EndToEndOptions {
   url: string
   workload: Workload
   importance: ImportanceKind
@@ -43,43 +47,42 @@ export const DEFAULT_E2E_OPTIONS: Omit<EndToEndOptions, 'url' | 'log'> = {
 }
 
 /** Simulated time 0 (the service's simulated clock starts at the epoch and is moved here first). */
-export const SIM_START_MS = Date.UTC(2026, 0, 1)
-const MS_PER_DAY = 86_400_000
+const SIM_START_MS = Date.UTC(2026, 0, 1)
 /** Most pages per lease and per observation batch (the lease endpoint's own limit). */
 const BATCH = 1000
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
 
-export interface EndToEndReport {
+interface EndToEndReport {
   options: Omit<EndToEndOptions, 'log'>
   budgetCrawlsPerDay: number
   service: { freshness: number; crawls: number; crawlsUsed: number; requests: number; wallSeconds: number }
   inProcess: { policy: string; freshness: number; crawlsUsed: number }[]
-  /** Service freshness / in-process oracle-periodic freshness. */
+  /** Service freshness / in-process oracle-periodic freshness (the Poisson-model oracle). */
   ratioToOracle: number
+  /** Service freshness / in-process oracle-renewal freshness (the distribution-aware oracle). */
+  ratioToRenewalOracle: number
+  /**
+   * Crawls reported per simulated day / budgetCrawlsPerDay, for each whole day after the warm-up
+   * (day k is [warmupDays + k, warmupDays + k + 1)): how much of the budget the fleet used.
+   */
+  budgetUsePerDay: number[]
   text: string
 }
 
-class HttpError extends Error {}
-
 export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndReport> {
   const base = new URL(options.url)
-  if (!LOOPBACK.has(base.hostname)) throw new Error(`--e2e only drives a service on loopback, not ${base.hostname}`)
+  if (!isLoopbackHost(base.hostname)) throw new Error(`--e2e only drives a service on loopback, not ${base.hostname}`)
   if (options.workload.startsWith('replay')) throw new Error('--e2e runs a synthetic workload (poisson, pareto, weibull, drift)')
   const started = Date.now()
   let requests = 0
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    if ((Date.now() - started) / 1000 > options.maxWallSeconds) throw new Error(`e2e run exceeded ${options.maxWallSeconds} s of wall time`)
-    requests++
-    const response = await fetch(new URL(path, base), {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? null : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    })
-    const text = await response.text()
-    if (!response.ok) throw new HttpError(`${method} ${path} → ${response.status}: ${text.slice(0, 500)}`)
-    return (text === '' ? null : JSON.parse(text)) as T
-  }
+  const api = createRecrawlClient({
+    baseUrl: base.origin,
+    timeoutMs: 60_000,
+    fetch: (request, init) => {
+      if ((Date.now() - started) / 1000 > options.maxWallSeconds) throw new Error(`e2e run exceeded ${options.maxWallSeconds} s of wall time`)
+      requests++
+      return fetch(request, init)
+    },
+  })
 
   const universe = syntheticUniverse({
     workload: options.workload as SyntheticWorkload,
@@ -98,42 +101,40 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
 
   // Preconditions: a simulated clock, and no pages of anyone else spending the budget.
   try {
-    await call('GET', '/v1/clock')
+    await ok(api.GET('/v1/clock'))
   } catch (err) {
     throw new Error(`the service has no simulated clock (start it with SIMULATED_CLOCK=true): ${err instanceof Error ? err.message : err}`)
   }
-  const existing = await call<{ pages: unknown[] }>('GET', '/v1/pages?limit=1')
+  const existing = await ok(api.GET('/v1/pages', { params: { query: { limit: 1 } } }))
   if (existing.pages.length > 0) throw new Error('the service already has pages: start it on an empty database (e.g. a fresh DATA_DIR)')
 
   const isoAt = (days: number) => new Date(SIM_START_MS + Math.round(days * MS_PER_DAY)).toISOString()
-  await call('PUT', '/v1/clock', { now: isoAt(0) })
-  await call('PATCH', '/v1/settings', { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, reoptimizeSeconds: 86_400 })
+  await ok(api.PUT('/v1/clock', { body: { now: isoAt(0) } }))
+  await ok(api.PATCH('/v1/settings', { body: { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, reoptimizeSeconds: 86_400 } }))
   for (let from = 0; from < n; from += BATCH) {
     const pages = []
     for (let i = from; i < Math.min(n, from + BATCH); i++) pages.push({ url: urlOf(i), importance: universe.importance[i]! })
-    await call('PUT', '/v1/pages', { pages })
+    await ok(api.PUT('/v1/pages', { body: { pages } }))
   }
   options.log(`e2e: registered ${n} pages, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, horizon ${options.horizonDays} days`)
 
   const tracker = new FreshnessTracker(universe)
   let crawls = 0
+  const wholeDaysAfterWarmup = Math.max(0, Math.floor(options.horizonDays - options.warmupDays + 1e-9))
+  const crawlsPerDayAfterWarmup = new Array<number>(wholeDaysAfterWarmup).fill(0)
   let previousStepDays = 0
   let nextOptimizeDays = 0
   const steps = Math.ceil(options.horizonDays / options.stepDays)
   let lastLog = Date.now()
   for (let k = 0; k <= steps; k++) {
     const nowDays = Math.min(options.horizonDays, k * options.stepDays)
-    await call('PUT', '/v1/clock', { now: isoAt(nowDays) })
+    await ok(api.PUT('/v1/clock', { body: { now: isoAt(nowDays) } }))
     if (nowDays >= nextOptimizeDays) {
-      await call('POST', '/v1/optimize', {})
+      await ok(api.POST('/v1/optimize'))
       nextOptimizeDays += options.reoptimizeDays
     }
     for (;;) {
-      const lease = await call<{ leaseId: string; pages: { url: string; dueAt: string }[] }>('POST', '/v1/leases', {
-        worker: 'simulate-e2e',
-        limit: BATCH,
-        leaseSeconds: 3600,
-      })
+      const lease = await ok(api.POST('/v1/leases', { body: { worker: 'simulate-e2e', limit: BATCH, leaseSeconds: 3600 } }))
       if (lease.pages.length === 0) break
       const items = []
       for (const page of lease.pages) {
@@ -146,6 +147,8 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
         const crawlDays = atMs / MS_PER_DAY
         const outcome = tracker.crawl(i, crawlDays)
         crawls++
+        const day = Math.floor(crawlDays - options.warmupDays)
+        if (day >= 0 && day < wholeDaysAfterWarmup) crawlsPerDayAfterWarmup[day]!++
         items.push({
           url: page.url,
           crawledAt: isoAt(crawlDays),
@@ -154,7 +157,7 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
           leaseId: lease.leaseId,
         })
       }
-      await call('POST', '/v1/observations', { observations: items })
+      await ok(api.POST('/v1/observations', { body: { observations: items } }))
       if (lease.pages.length < BATCH) break
     }
     previousStepDays = nowDays
@@ -176,21 +179,31 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
     reoptimizeDays: options.reoptimizeDays,
   }
-  const inProcess = ['oracle-periodic', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map((policy) => {
+  const inProcess = ['oracle-periodic', 'oracle-renewal', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map((policy) => {
     const r = runPolicy(universe, createPolicy(policy, universe, simOptions, [options.workload, options.importance]), { mode: 'fleet' })
     return { policy, freshness: r.freshness, crawlsUsed: r.crawls / r.budgetCrawls }
   })
   const oracle = inProcess[0]!.freshness
-  const ratioToOracle = oracle > 0 ? freshness / oracle : 0
+  const renewalOracle = inProcess[1]!.freshness
+  const ratio = (f: number, to: number) => (to > 0 ? f / to : 0)
+  const ratioToOracle = ratio(freshness, oracle)
+  const ratioToRenewalOracle = ratio(freshness, renewalOracle)
+  const budgetUsePerDay = crawlsPerDayAfterWarmup.map((c) => c / universe.budgetCrawlsPerDay)
   const lines = [
     `end-to-end: ${options.workload}, ${options.importance} importance, ${n} pages, ${options.horizonDays} simulated days from ${isoAt(0)}, ` +
       `warm-up ${options.warmupDays} days, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, fleet step ${(options.stepDays * 1440).toFixed(0)} min, ` +
       `optimize every ${options.reoptimizeDays} day(s)`,
-    `  service over HTTP     F ${freshness.toFixed(4)}  F/oracle ${ratioToOracle.toFixed(3)}  crawls/budget ${(crawls / budgetCrawls).toFixed(3)}  (${requests} requests, ${wallSeconds.toFixed(0)} s)`,
+    `  service over HTTP     F ${freshness.toFixed(4)}  F/oracle-periodic ${ratioToOracle.toFixed(3)}  F/oracle-renewal ${ratioToRenewalOracle.toFixed(3)}  ` +
+      `crawls/budget ${(crawls / budgetCrawls).toFixed(3)}  (${requests} requests, ${wallSeconds.toFixed(0)} s)`,
     ...inProcess.map(
       (r) =>
-        `  in-process ${r.policy.padEnd(22)} F ${r.freshness.toFixed(4)}  F/oracle ${(oracle > 0 ? r.freshness / oracle : 0).toFixed(3)}  crawls/budget ${r.crawlsUsed.toFixed(3)}`,
+        `  in-process ${r.policy.padEnd(22)} F ${r.freshness.toFixed(4)}  F/oracle-periodic ${ratio(r.freshness, oracle).toFixed(3)}  ` +
+        `F/oracle-renewal ${ratio(r.freshness, renewalOracle).toFixed(3)}  crawls/budget ${r.crawlsUsed.toFixed(3)}`,
     ),
+    budgetUsePerDay.length === 0
+      ? '  budget use per day after warm-up: no whole day after the warm-up'
+      : `  budget use per day after warm-up (crawls reported / budget, ${budgetUsePerDay.length} days): ` +
+        `mean ${mean(budgetUsePerDay).toFixed(3)}  min ${Math.min(...budgetUsePerDay).toFixed(3)}  max ${Math.max(...budgetUsePerDay).toFixed(3)}`,
   ]
   const { log: _log, ...reportedOptions } = options
   return {
@@ -199,6 +212,12 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     service: { freshness, crawls, crawlsUsed: crawls / budgetCrawls, requests, wallSeconds },
     inProcess,
     ratioToOracle,
+    ratioToRenewalOracle,
+    budgetUsePerDay,
     text: lines.join('\n'),
   }
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length
 }

@@ -1,5 +1,5 @@
 /**
- * Discrete-event crawl simulation (MATH.md section 4). Events are crawls, taken from a priority
+ * Discrete-event crawl simulation (docs/math.md section 4). Events are crawls, taken from a priority
  * queue of per-page due times; between two crawls of a page its freshness is known exactly from the
  * change times: the copy taken at t is fresh until the page's first change after t.
  *
@@ -66,14 +66,16 @@ export interface RunResult {
   medianEstimateRatio: number | null
   /**
    * Median of Δ̂/Δ over pages with at least WELL_OBSERVED_INTERVALS intervals: the estimator's bias
-   * where it has data (MATH.md 1.4), apart from pages it starved. Null when no such page.
+   * where it has data (docs/math.md 1.4), apart from pages it starved. Null when no such page.
    */
   medianEstimateRatioWellObserved: number | null
   /** Fresh days of each page inside the window (for diagnostics and tests). */
   pageFreshDays: Float64Array
+  /** Crawls of each whole simulated day of the scoring window, divided by the budget R (budget use per day). */
+  dailyBudgetUse: number[]
 }
 
-export interface RunOptions {
+interface RunOptions {
   /** Called now and then with the fraction of simulated time done. */
   onProgress?: (fraction: number) => void
   /** Overrides the policy's own mode, e.g. to put every policy on the budget-limited fleet. */
@@ -84,7 +86,7 @@ export interface RunOptions {
 export const WELL_OBSERVED_INTERVALS = 20
 
 /** Two crawls of one page are at least this far apart (about 0.09 s), so no policy can stall time. */
-export const MIN_GAP_DAYS = 1e-6
+const MIN_GAP_DAYS = 1e-6
 
 /** Index of the first entry of a[from..to) greater than x (a ascending). */
 function firstAfter(a: Float64Array, from: number, to: number, x: number): number {
@@ -187,10 +189,14 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
 
   let crawls = 0
   let windowCrawls = 0
+  const firstDay = Math.ceil(warmup)
+  const daily = new Float64Array(Math.max(0, Math.floor(horizon) - firstDay))
   const crawl = (page: number, t: number) => {
     const outcome = tracker.crawl(page, t)
     crawls++
     if (t >= warmup) windowCrawls++
+    const day = Math.floor(t) - firstDay
+    if (day >= 0 && day < daily.length) daily[day]!++
     const next = policy.onCrawl(page, t, outcome, ctx)
     queue.set(page, next >= t + MIN_GAP_DAYS ? next : t + MIN_GAP_DAYS)
   }
@@ -254,6 +260,7 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
     medianEstimateRatio: estimateStats?.medianRatio ?? null,
     medianEstimateRatioWellObserved: wellObserved,
     pageFreshDays: tracker.freshDays,
+    dailyBudgetUse: Array.from(daily, (n) => n / universe.budgetCrawlsPerDay),
   }
 }
 

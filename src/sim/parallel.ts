@@ -37,14 +37,16 @@ export async function runTasks(
     return results
   }
 
-  const tsxLoader = import.meta.resolve('tsx')
-  const workerUrl = new URL('./simWorker.ts', import.meta.url)
+  // From the sources (tsx) the worker is TypeScript and needs the tsx loader; from dist/ it is plain JS.
+  const fromSources = import.meta.url.endsWith('.ts')
+  const workerUrl = new URL(fromSources ? './simWorker.ts' : './simWorker.js', import.meta.url)
+  const execArgv = fromSources ? ['--import', import.meta.resolve('tsx')] : []
   let next = 0
   const children: ChildProcess[] = []
   try {
     await new Promise<void>((resolvePool, rejectPool) => {
       const startChild = () => {
-        const child = fork(workerUrl, [], { execArgv: ['--import', tsxLoader], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+        const child = fork(workerUrl, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
         children.push(child)
         const give = () => {
           if (next >= tasks.length) {

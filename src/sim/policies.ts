@@ -1,34 +1,21 @@
 /**
- * Crawl policies compared at the same budget R (MATH.md section 4): fixed-rate baselines, Nutch's
- * AdaptiveFetchSchedule, the Azar oracle with the true change rates, and recrawl's own loop, which
- * runs the production estimator, optimiser and scheduling modules unchanged.
+ * Crawl policies compared at the same budget R (docs/math.md section 4): fixed-rate baselines, Nutch's
+ * AdaptiveFetchSchedule, two oracles (the Azar et al. rates for Poisson changes at the true change rates,
+ * and the distribution-aware rates for each page's true age law), and recrawl's own loop, which runs the
+ * production page step (src/domain/pageStep.ts) and optimiser unchanged.
  */
-import {
-  currentEstimates,
-  emptyEstimatorState,
-  schedulingHistory,
-  stepEstimators,
-  type EstimatorName,
-  type EstimatorSettings,
-  type EstimatorState,
-} from '../math/estimators/index.ts'
+import { renewalParameters, type EstimatorName } from '../math/estimators/index.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
+import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
-import {
-  allIntervalsChanged,
-  crawlsPerDayFor,
-  earlyCrawlIntervalDays,
-  nextCrawlAtMs,
-  pageBounds,
-  probePaybackDays,
-  retimedCrawlAtMs,
-} from '../domain/schedule.ts'
+import { applyCrawl, newPageState, rateMoved, registrationDueAtMs, retimePage, stepContext, type PageState } from '../domain/pageStep.ts'
+import { pageBounds } from '../domain/schedule.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../domain/settings.ts'
 import type { CrawlOutcome, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
+import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
 export type CrawlSchedule = 'periodic' | 'poisson'
-const MS_PER_DAY = 86_400_000
 
 /**
  * A page with a fixed rate ρ: periodic (first crawl at a uniform phase in [0, 1/ρ), then every 1/ρ)
@@ -64,7 +51,7 @@ export function proportionalRates(universe: Universe): Float64Array {
 
 /**
  * Azar et al. with the true Δ (the oracle): the optimal rates for the schedule that runs
- * (periodic → `freshness-periodic`, MATH.md 3.3; Poisson → `freshness`, MATH.md 3.1), no floor.
+ * (periodic → `freshness-periodic`, docs/math.md 3.3; Poisson → `freshness`, docs/math.md 3.1), no floor.
  */
 export function oracleRates(universe: Universe, schedule: CrawlSchedule): Float64Array {
   const n = universe.pageCount
@@ -78,10 +65,19 @@ export function oracleRates(universe: Universe, schedule: CrawlSchedule): Float6
   }).crawlsPerDay
 }
 
+/**
+ * The distribution-aware oracle (docs/math.md 3.5): periodic rates that maximise Σ μ_i f_i(ρ_i) with
+ * f_i(ρ) = ρ ∫_0^{1/ρ} (1 − G_i(a)) da for each page's true age law G_i (Universe.ageLaws), no floor. On
+ * Poisson pages it is the periodic oracle above.
+ */
+export function renewalOracleRates(universe: Universe): Float64Array {
+  return periodicRatesForAgeLaws(universe.ageLaws, universe.importance, universe.budgetCrawlsPerDay).crawlsPerDay
+}
+
 /** Nutch AdaptiveFetchSchedule constants: interval × (1 − 0.2) after a change, × (1 + 0.2) after none. */
-export const NUTCH_DECREASE_FACTOR = 0.8
-export const NUTCH_INCREASE_FACTOR = 1.2
-export const NUTCH_MIN_INTERVAL_DAYS = 1 / 1440
+const NUTCH_DECREASE_FACTOR = 0.8
+const NUTCH_INCREASE_FACTOR = 1.2
+export const NUTCH_MIN_INTERVAL_DAYS = 1 / MINUTES_PER_DAY
 export const NUTCH_MAX_INTERVAL_DAYS = 365
 
 /** Nutch's interval update for one fetch. */
@@ -113,7 +109,7 @@ export function nutchPolicy(universe: Universe, random: Random): SimPolicy & { i
   }
 }
 
-export interface RecrawlLoopOptions {
+interface RecrawlLoopOptions {
   estimator: EstimatorName
   schedule: CrawlSchedule
   /** Simulated days between two solves (the service's reoptimizeSeconds). */
@@ -132,28 +128,41 @@ export interface RecrawlLoopOptions {
    * crawled once, probes of pages whose every interval changed), to measure what they buy.
    */
   earlyCrawls?: boolean
+  /**
+   * A late crawl keeps its page's phase (StepContext.catchUpLateness). The service does this while leases have
+   * budget left; the simulator's fleet is late only when it is busy, which is the case where it must not.
+   */
+  catchUpLateness?: boolean
+  /**
+   * The order the pages are sent in one registration (PUT /v1/pages), before the service puts the important ones
+   * first; default the universe's order. The benchmark passes a random order: a replay's pages are in file-path
+   * order, files of one directory change together, and that order must not decide which pages share a due time.
+   */
+  registrationOrder?: readonly number[]
 }
 
 /** The objective that is exact for a schedule: periodic → freshness-periodic, Poisson → freshness. */
-export function objectiveFor(schedule: CrawlSchedule): Objective {
+function objectiveFor(schedule: CrawlSchedule): Extract<Objective, 'freshness-periodic' | 'freshness'> {
   return schedule === 'periodic' ? 'freshness-periodic' : 'freshness'
 }
 
+/** Every page of a simulated universe is on this host (the simulator has no host caps). */
+const SIM_HOST = 'sim.example'
+
 /**
- * recrawl's loop as the service runs it, with the production modules:
- * - each crawl steps the page's estimators (`stepEstimators`; the first crawl is the baseline),
- *   takes the configured estimator from `currentEstimates`, sets the page's rate from the stored λ
- *   (`crawlsPerDayFor` → `rateForPage`, O(1)) and its next due time (`nextCrawlAtMs`, with the
- *   exploration and probe crawls of `earlyCrawlIntervalDays` and `probePaybackDays`, as ingest does);
- * - every `reoptimizeDays` the whole budget is re-solved (`solveRates`) and pages whose rate moved are
- *   re-timed (`retimedCrawlAtMs`, which keeps an exploration, probe or payback due time), as the
- *   optimiser run does;
- * - pages are registered at time 0 and their first crawls spread over n/R days, as a fleet working
- *   through the registration backlog at the budget would.
- * Settings: DEFAULT_SETTINGS with the given estimator and schedule, the objective exact for that
- * schedule, and budget R.
+ * recrawl's loop as the service runs it: each page is a PageState, and the production page step
+ * (src/domain/pageStep.ts) decides everything about it:
+ * - each crawl is reported to `applyCrawl` (change flag and Last-Modified as a crawler would report them;
+ *   the first crawl is the baseline), which steps the estimators, takes the scheduling estimate, derives
+ *   the rate from the stored λ and sets the due time (with exploration, probes and paybacks);
+ * - every `reoptimizeDays` the whole budget is solved again (`solveRates`, as the optimiser run does) and
+ *   every page whose rate moved is re-timed by `retimePage`;
+ * - pages are registered at time 0 (in `registrationOrder`, important pages first, as the service sorts them)
+ *   with the registration's spread of first due times (registrationDueAtMs).
+ * Crawl times are whole milliseconds, as the service stores them. Settings: DEFAULT_SETTINGS with the given
+ * estimator and schedule, the objective exact for that schedule, and budget R.
  */
-export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): SimPolicy {
+export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): SimPolicy & { pages(): readonly PageState[] } {
   const n = universe.pageCount
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
@@ -163,116 +172,83 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
     objective: options.settings?.objective ?? objectiveFor(options.schedule),
     budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
   }
-  const estimatorSettings: EstimatorSettings = {
-    llnAlpha: settings.lln.alpha,
-    saGamma: settings.sa.gamma,
-    defaultChangesPerDay: settings.defaultChangesPerDay,
-    minChangesPerDay: settings.minChangesPerDay,
-    maxChangesPerDay: settings.maxChangesPerDay,
-  }
   const { random } = options
-  const states: EstimatorState[] = Array.from({ length: n }, () => emptyEstimatorState())
-  const estimate = new Float64Array(n).fill(Number.NaN)
   const known = options.knownChangesPerDay
-  /** The rate that drives scheduling: the estimate, or the known rate in the diagnostic variant. */
-  const drivingEstimate = known ? new Float64Array(n).fill(Number.NaN) : estimate
-  const rate = new Float64Array(n).fill(Number.NaN)
-  const intervalStart = new Float64Array(n).fill(Number.NaN)
-  const intervals = new Int32Array(n)
-  let lambda: number | null = null
-  const bounds = pageBounds({ changesPerDay: null, importance: 1, minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
-  const pageInputs = (page: number) => ({
-    changesPerDay: Number.isNaN(drivingEstimate[page]!) ? null : drivingEstimate[page]!,
-    importance: universe.importance[page]!,
-    minCrawlsPerDay: null,
-    maxCrawlsPerDay: null,
-  })
+  const pages: PageState[] = Array.from({ length: n }, (_, i) => newPageState({ host: SIM_HOST, importance: universe.importance[i]! }, 0))
+  let optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null } = { lambda: null, hostLambdas: {}, pages: null }
+  const context = (nowMs: number, page: number) => {
+    const ctx = stepContext(settings, optimizer, nowMs, random)
+    ctx.catchUpLateness = options.catchUpLateness === true
+    if (options.earlyCrawls === false || known) ctx.earlyCrawls = false
+    if (known && pages[page]!.intervals > 0) ctx.knownChangesPerDay = known[page]!
+    return ctx
+  }
   const toDays = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : ms / MS_PER_DAY)
+  /** Due times as the service stores them: whole milliseconds. */
+  const stored = (page: PageState): PageState => (page.nextCrawlAtMs === null ? page : { ...page, nextCrawlAtMs: Math.floor(page.nextCrawlAtMs) })
 
   return {
-    name: `recrawl-${known ? 'known' : options.estimator}-${options.schedule}`,
+    name: `recrawl-${known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.schedule}`,
     mode: 'scheduled',
     tickDays: options.reoptimizeDays,
+    pages: () => pages,
     start(ctx) {
-      const backlogDays = n / universe.budgetCrawlsPerDay
-      for (let i = 0; i < n; i++) ctx.setDue(i, random.next() * backlogDays)
+      // Registered at time 0, as PUT /v1/pages registers them: in the order given, the important pages first.
+      const registration = stepContext(settings, optimizer, 0, random)
+      const order = options.registrationOrder ? Array.from(options.registrationOrder) : Array.from({ length: n }, (_, i) => i)
+      order.sort((a, b) => universe.importance[b]! - universe.importance[a]!)
+      for (let k = 0; k < n; k++) {
+        const i = order[k]!
+        const due = registrationDueAtMs(registration, k, n)
+        pages[i] = stored({ ...pages[i]!, nextCrawlAtMs: due })
+        ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
+      }
     },
     onCrawl(page: number, nowDays: number, outcome: CrawlOutcome): number {
-      const start = intervalStart[page]!
-      let lastIntervalDays: number | null = null
-      const wasProbing = allIntervalsChanged(schedulingHistory(states[page]!, settings.estimator))
-      if (!outcome.first && !Number.isNaN(start)) {
-        lastIntervalDays = nowDays - start
-        states[page] = stepEstimators(states[page]!, { intervalDays: lastIntervalDays, changed: outcome.changed, ageDays: outcome.ageDays }, estimatorSettings)
-        const value = currentEstimates(states[page]!, estimatorSettings)[settings.estimator]
-        estimate[page] = value ?? Number.NaN
-        intervals[page] = intervals[page]! + 1
-        if (known) drivingEstimate[page] = known[page]!
+      const nowMs = Math.round(nowDays * MS_PER_DAY)
+      const report = {
+        crawledAtMs: nowMs,
+        changed: outcome.changed,
+        contentHash: null,
+        lastModifiedMs: outcome.ageDays === null ? null : nowMs - Math.round(outcome.ageDays * MS_PER_DAY),
+        httpStatus: null,
+        etag: null,
+        fetchError: null,
+        retryAfterSeconds: null,
+        redirectTo: null,
       }
-      intervalStart[page] = nowDays
-      const crawlsPerDay = crawlsPerDayFor(pageInputs(page), settings, lambda)
-      rate[page] = crawlsPerDay
-      const nowMs = nowDays * MS_PER_DAY
-      const early = options.earlyCrawls !== false && !known
-      const probe = !early
-        ? null
-        : earlyCrawlIntervalDays({
-            ...schedulingHistory(states[page]!, settings.estimator),
-            crawlsPerDay,
-            minCrawlsPerDay: bounds.minCrawlsPerDay,
-            explorationIntervalDays: n / universe.budgetCrawlsPerDay,
-          })
-      return toDays(
-        nextCrawlAtMs({
-          lastCrawledAtMs: nowMs,
-          crawlsPerDay,
-          schedule: settings.schedule,
-          nowMs,
-          random,
-          earlyIntervalDays: probe,
-          paybackDays: early
-            ? probePaybackDays({ wasProbing, closedIntervalDays: lastIntervalDays, crawlsPerDay, minCrawlsPerDay: bounds.minCrawlsPerDay })
-            : 0,
-        }),
-      )
+      const step = applyCrawl(pages[page]!, report, context(nowMs, page))
+      pages[page] = stored(step.page)
+      return toDays(pages[page]!.nextCrawlAtMs)
     },
     onTick(nowDays: number, ctx: PolicyContext) {
-      const changesPerDay = Float64Array.from(drivingEstimate, (e) => (Number.isNaN(e) ? settings.defaultChangesPerDay : e))
+      const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
+      // As the optimiser run reads them: each page's scheduling estimate (or the prior), and for the
+      // distribution-aware objective its fitted age-law shape with the rate anchored to that estimate.
+      const laws = pages.map((p) => {
+        const changesPerDay = p.changesPerDay ?? settings.defaultChangesPerDay
+        return settings.objective === 'freshness-renewal' ? renewalParameters(p.estimator, changesPerDay) : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
+      })
       const solution = solveRates({
-        changesPerDay,
+        changesPerDay: Float64Array.from(laws, (law) => law.changesPerDay),
+        ageShape: Float64Array.from(laws, (law) => law.ageShape),
         importance: universe.importance,
         minCrawlsPerDay: new Float64Array(n).fill(bounds.minCrawlsPerDay),
         maxCrawlsPerDay: new Float64Array(n).fill(bounds.maxCrawlsPerDay),
         budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
         objective: settings.objective,
       })
-      lambda = solution.lambda
-      const nowMs = nowDays * MS_PER_DAY
-      const early = options.earlyCrawls !== false && !known
+      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n }
+      const nowMs = Math.round(nowDays * MS_PER_DAY)
       for (let i = 0; i < n; i++) {
-        const next = solution.crawlsPerDay[i]!
-        const old = rate[i]!
-        if (!Number.isNaN(old) && Math.abs(next - old) <= RETIME_RELATIVE_CHANGE * Math.max(Math.abs(old), 1e-12)) continue
-        rate[i] = next
-        const last = ctx.lastCrawlDays(i)
-        const due = ctx.dueDays(i)
-        const retimed = retimedCrawlAtMs({
-          lastCrawledAtMs: last === null ? null : last * MS_PER_DAY,
-          nextCrawlAtMs: Number.isFinite(due) ? due * MS_PER_DAY : null,
-          previousCrawlsPerDay: Number.isNaN(old) ? null : old,
-          crawlsPerDay: next,
-          schedule: settings.schedule,
-          nowMs,
-          random,
-          explorationIntervalDays: early && intervals[i] === 0 ? n / universe.budgetCrawlsPerDay : null,
-        })
-        ctx.setDue(i, toDays(retimed))
+        const rate = solution.crawlsPerDay[i]!
+        const page = pages[i]!
+        if (!rateMoved(page.crawlsPerDay, rate)) continue
+        pages[i] = stored({ ...page, ...retimePage(page, context(nowMs, i), { solvedCrawlsPerDay: rate }) })
+        ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
       }
     },
-    estimates: () => estimate,
-    intervalCounts: () => intervals,
+    estimates: () => Float64Array.from(pages, (p) => p.changesPerDay ?? Number.NaN),
+    intervalCounts: () => Int32Array.from(pages, (p) => p.intervals),
   }
 }
-
-/** The optimiser run rewrites a page only when its rate moved by more than this fraction (as src/domain/optimize.ts). */
-const RETIME_RELATIVE_CHANGE = 1e-9

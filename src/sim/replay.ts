@@ -1,5 +1,5 @@
 /**
- * Replay of real update histories (../shared/data/replay): gzipped JSON lines, a header line
+ * Replay of real update histories (datasets/replay in this repository): gzipped JSON lines, a header line
  * `{source, windowStart, windowEnd, unit}` then one `{page, changes: [unix seconds]}` per page.
  * The whole data window is mapped onto the simulated horizon, so one simulated day stands for
  * (window length / horizon) real days; the report states that scale.
@@ -9,9 +9,10 @@ import { gunzipSync } from 'node:zlib'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Random } from '../math/random.ts'
-import { drawImportance, type ImportanceKind, type Universe } from './universe.ts'
+import { drawImportance, realisedAgeLaw, type ImportanceKind, type Universe } from './universe.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
 
-export interface ReplayPage {
+interface ReplayPage {
   page: string
   /** Unix seconds, ascending. */
   changesSeconds: number[]
@@ -30,9 +31,8 @@ export const REPLAY_FILES = {
 } as const
 export type ReplayWorkload = keyof typeof REPLAY_FILES
 
-export const DEFAULT_REPLAY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/replay')
+export const DEFAULT_REPLAY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../datasets/replay')
 
-const SECONDS_PER_DAY = 86_400
 
 /** Parses the text of one replay file. Throws with the line number on malformed input. */
 export function parseReplay(text: string): ReplayData {
@@ -61,7 +61,7 @@ export async function readReplayFile(path: string): Promise<ReplayData> {
   return parseReplay(gunzipSync(await readFile(path)).toString('utf8'))
 }
 
-export interface ReplayUniverseOptions {
+interface ReplayUniverseOptions {
   workload: string
   data: ReplayData
   importanceKind: ImportanceKind
@@ -112,15 +112,17 @@ export function replayUniverse(options: ReplayUniverseOptions): Universe {
   let totalRate = 0
   for (const r of trueRates) totalRate += r
   const realDaysPerSimDay = secondsPerSimDay / SECONDS_PER_DAY
+  const changeDays = Float64Array.from(times)
   return {
     workload: options.workload,
     importanceKind: options.importanceKind,
     pageCount: n,
     horizonDays,
     warmupDays: options.warmupDays,
-    changeDays: Float64Array.from(times),
+    changeDays,
     changeOffsets: offsets,
     trueChangesPerDay: trueRates,
+    ageLaws: Array.from({ length: n }, (_, i) => realisedAgeLaw(changeDays, offsets, i, options.warmupDays, horizonDays)),
     importance: drawImportance(options.importanceKind, n, options.importanceRandom),
     budgetCrawlsPerDay: options.crawlsPerChange * totalRate,
     timeScale: `1 simulated day = ${realDaysPerSimDay.toFixed(2)} real days (${n} of ${all.length} files, ${times.length} changes)`,

@@ -11,6 +11,7 @@ import {
   oracleRates,
   proportionalRates,
   recrawlPolicy,
+  renewalOracleRates,
   uniformRates,
   type CrawlSchedule,
 } from './policies.ts'
@@ -21,18 +22,28 @@ import { join } from 'node:path'
 export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr'] as const
 export type Workload = (typeof WORKLOADS)[number]
 export const IMPORTANCE_KINDS: readonly ImportanceKind[] = ['zipf', 'equal']
-export const SCHEDULES: readonly CrawlSchedule[] = ['periodic', 'poisson']
+const SCHEDULES: readonly CrawlSchedule[] = ['periodic', 'poisson']
 
 /** The production default (DEFAULT_SETTINGS: estimator mle, schedule periodic). */
 export const DEFAULT_LOOP_POLICY = 'recrawl-mleAdaptive-periodic'
+/** The Poisson-model oracle: periodic crawling at the rates of docs/math.md 3.3 for the true change rates. */
 export const ORACLE_POLICY = 'oracle-periodic'
+/** The distribution-aware oracle: periodic crawling at the rates of docs/math.md 3.5 for the true age laws. */
+export const RENEWAL_ORACLE_POLICY = 'oracle-renewal'
 
-export const BASELINE_POLICIES = ['uniform', 'proportional', 'nutch', 'oracle-periodic', 'oracle-poisson'] as const
+const BASELINE_POLICIES = ['uniform', 'proportional', 'nutch', 'oracle-periodic', 'oracle-renewal', 'oracle-poisson'] as const
 
-/** Every policy name, baselines first, then recrawl-<estimator>-<schedule>. */
+/**
+ * Loops with the distribution-aware objective (docs/math.md 3.5): `recrawl-<estimator>-renewal` is the
+ * periodic schedule with `objective: "freshness-renewal"`, for the estimators that can drive scheduling.
+ */
+const RENEWAL_LOOP_ESTIMATORS: readonly EstimatorName[] = ['mle', 'mleAdaptive']
+
+/** Every policy name, baselines first, then recrawl-<estimator>-<schedule>, then the renewal loops. */
 export const POLICIES: readonly string[] = [
   ...BASELINE_POLICIES,
   ...SCHEDULES.flatMap((schedule) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${schedule}`)),
+  ...RENEWAL_LOOP_ESTIMATORS.map((estimator) => `recrawl-${estimator}-renewal`),
 ]
 
 export interface SimOptions {
@@ -86,10 +97,10 @@ export function planTasks(workloads: readonly Workload[], importance: readonly I
   return tasks
 }
 
-/** Keeps the oracle in every selection (every ratio is to it) and preserves the canonical order. */
+/** Keeps both oracles in every selection (every ratio is to them) and preserves the canonical order. */
 export function selectPolicies(filters: readonly string[] | null): string[] {
   if (filters === null || filters.length === 0) return [...POLICIES]
-  const chosen = POLICIES.filter((p) => p === ORACLE_POLICY || filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)))
+  const chosen = POLICIES.filter((p) => p === ORACLE_POLICY || p === RENEWAL_ORACLE_POLICY || filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)))
   const unknown = filters.filter((f) => !POLICIES.some((p) => p === f || p.startsWith(f)))
   if (unknown.length > 0) throw new Error(`unknown policy ${unknown.join(', ')}; known: ${POLICIES.join(', ')}`)
   return chosen
@@ -133,7 +144,9 @@ export async function buildUniverse(workload: Workload, importance: ImportanceKi
 }
 
 export function createPolicy(name: string, universe: Universe, options: SimOptions, seedLabels: string[]): SimPolicy {
-  const random = createRandom(deriveSeed(options.seed, 'policy', name, ...seedLabels))
+  // Both oracles draw the same phases, so where their rates agree (Poisson pages) so does their freshness.
+  const seedName = name === RENEWAL_ORACLE_POLICY ? ORACLE_POLICY : name
+  const random = createRandom(deriveSeed(options.seed, 'policy', seedName, ...seedLabels))
   switch (name) {
     case 'uniform':
       return fixedRatePolicy(name, uniformRates(universe), 'periodic', random)
@@ -143,15 +156,27 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
       return nutchPolicy(universe, random)
     case 'oracle-periodic':
       return fixedRatePolicy(name, oracleRates(universe, 'periodic'), 'periodic', random)
+    case 'oracle-renewal':
+      return fixedRatePolicy(name, renewalOracleRates(universe), 'periodic', random)
     case 'oracle-poisson':
       return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
   }
-  const match = /^recrawl-(\w+)-(periodic|poisson)$/.exec(name)
+  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)$/.exec(name)
   const estimator = match?.[1] as EstimatorName | undefined
   if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator)) throw new Error(`unknown policy ${name}`)
+  const renewal = match[2] === 'renewal'
+  // A random registration order: the universe's own order (a replay's file paths) says nothing a client would know.
+  const registrationRandom = createRandom(deriveSeed(options.seed, 'registration', ...seedLabels))
+  const registrationOrder = Array.from({ length: universe.pageCount }, (_, i) => i)
+  for (let i = registrationOrder.length - 1; i > 0; i--) {
+    const j = registrationRandom.int(i + 1)
+    ;[registrationOrder[i], registrationOrder[j]] = [registrationOrder[j]!, registrationOrder[i]!]
+  }
   return recrawlPolicy(universe, {
     estimator,
-    schedule: match[2] as CrawlSchedule,
+    registrationOrder,
+    schedule: renewal ? 'periodic' : (match[2] as CrawlSchedule),
+    ...(renewal ? { settings: { objective: 'freshness-renewal' as const } } : {}),
     reoptimizeDays: options.reoptimizeDays,
     random,
   })

@@ -35,7 +35,7 @@ async function handle(message: RunMessage): Promise<void> {
     )
     process.send?.({ type: 'done', id, result })
   } catch (err) {
-    process.send?.({ type: 'failed', id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) })
+    process.send?.({ type: 'failed', id, message: err instanceof Error ? err.message : String(err) })
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Page universes with known change times (MATH.md section 4): every change of every page over the
+ * Page universes with known change times (docs/math.md section 4): every change of every page over the
  * horizon is drawn up front, so the engine can score freshness exactly and every policy of one
  * workload sees the same changes.
  *
@@ -8,6 +8,7 @@
  * is fresh until its first change.
  */
 import type { Random } from '../math/random.ts'
+import { empiricalAgeLaw, paretoAgeLaw, poissonAgeLaw, weibullAgeLaw, type AgeLaw } from '../math/renewal/ageLaws.ts'
 
 export type SyntheticWorkload = 'poisson' | 'pareto' | 'weibull' | 'drift'
 export type ImportanceKind = 'zipf' | 'equal'
@@ -24,9 +25,15 @@ export interface Universe {
   changeOffsets: Int32Array
   /**
    * The Δ the oracle uses, changes per day: the Poisson rate; 1 / mean inter-update time for renewal
-   * pages; the time-averaged rate over the horizon for drifting and replayed pages (MATH.md 4).
+   * pages; the time-averaged rate over the horizon for drifting and replayed pages (docs/math.md 4).
    */
   trueChangesPerDay: Float64Array
+  /**
+   * The age law the distribution-aware oracle uses (docs/math.md 3.5, 4): the true one of Poisson,
+   * Pareto and Weibull pages; for drifting and replayed pages the law of the page's actual ages over
+   * the scoring window (see pageAgeLaws).
+   */
+  ageLaws: readonly AgeLaw[]
   /** μ_i. */
   importance: Float64Array
   /** R, crawls per day, the same for every policy. */
@@ -35,7 +42,7 @@ export interface Universe {
   timeScale: string | null
 }
 
-export interface SyntheticOptions {
+interface SyntheticOptions {
   workload: SyntheticWorkload
   importanceKind: ImportanceKind
   pageCount: number
@@ -49,16 +56,16 @@ export interface SyntheticOptions {
 }
 
 /** Change rates are log-uniform over four decades: 0.01 to 100 changes per day. */
-export const MIN_CHANGES_PER_DAY = 0.01
-export const MAX_CHANGES_PER_DAY = 100
+const MIN_CHANGES_PER_DAY = 0.01
+const MAX_CHANGES_PER_DAY = 100
 /** Pareto shape α of the heavy-tailed renewal workload (finite mean, infinite variance). */
-export const PARETO_SHAPE = 1.5
+const PARETO_SHAPE = 1.5
 /** Weibull shape k < 1 of the other heavy-tailed workload (coefficient of variation √5 ≈ 2.24). */
-export const WEIBULL_SHAPE = 0.5
+const WEIBULL_SHAPE = 0.5
 /** A drifting page's rate is multiplied or divided by this factor at its jump time. */
-export const DRIFT_FACTOR = 10
+const DRIFT_FACTOR = 10
 /** Zipf exponent s of the importance weights μ = 1/rank^s. */
-export const ZIPF_EXPONENT = 1
+const ZIPF_EXPONENT = 1
 
 /** Growable Float64Array of change times. */
 class TimeBuffer {
@@ -77,7 +84,7 @@ class TimeBuffer {
   }
 }
 
-export function logUniformChangesPerDay(random: Random): number {
+function logUniformChangesPerDay(random: Random): number {
   const logMin = Math.log(MIN_CHANGES_PER_DAY)
   return Math.exp(logMin + random.next() * (Math.log(MAX_CHANGES_PER_DAY) - logMin))
 }
@@ -168,19 +175,39 @@ export function syntheticUniverse(options: SyntheticOptions): Universe {
     }
   }
   offsets[n] = buffer.length
+  const changeDays = buffer.toArray()
+  const trueLaw = (i: number): AgeLaw => {
+    const rate = trueRates[i]!
+    if (workload === 'poisson') return poissonAgeLaw(rate)
+    if (workload === 'pareto') return paretoAgeLaw(PARETO_SHAPE, 1 / rate)
+    if (workload === 'weibull') return weibullAgeLaw(WEIBULL_SHAPE, 1 / rate)
+    return realisedAgeLaw(changeDays, offsets, i, options.warmupDays, horizonDays)
+  }
   return {
     workload,
     importanceKind: options.importanceKind,
     pageCount: n,
     horizonDays,
     warmupDays: options.warmupDays,
-    changeDays: buffer.toArray(),
+    changeDays,
     changeOffsets: offsets,
     trueChangesPerDay: trueRates,
+    ageLaws: Array.from({ length: n }, (_, i) => trueLaw(i)),
     importance: drawImportance(options.importanceKind, n, options.importanceRandom),
     budgetCrawlsPerDay: options.crawlsPerPagePerDay * n,
     timeScale: null,
   }
+}
+
+/**
+ * The law of page i's actual ages over the scoring window [warmupDays, horizonDays] (ageLaws.ts,
+ * empiricalAgeLaw). It is what "true" means for a page whose changes follow no stationary law (a
+ * drifting page, a replayed history): periodic crawling at rate ρ with a random phase is fresh, in
+ * expectation over the phase, exactly ρ ∫_0^{1/ρ} (1 − G(a)) da of the window with this G, so the
+ * oracle built from it is the best fixed periodic schedule in hindsight.
+ */
+export function realisedAgeLaw(changeDays: Float64Array, changeOffsets: Int32Array, page: number, warmupDays: number, horizonDays: number): AgeLaw {
+  return empiricalAgeLaw(changeDays.subarray(changeOffsets[page]!, changeOffsets[page + 1]!), warmupDays, horizonDays)
 }
 
 /** Deterministic 32-bit seed from a base seed and labels (FNV-1a over the labels). */

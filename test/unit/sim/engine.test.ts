@@ -1,6 +1,6 @@
 /**
- * The engine scores freshness exactly from known change times (MATH.md 4). Single Poisson pages with
- * known Δ, crawled periodically or at Poisson times, must match the closed forms of MATH.md 3.3 and 3.1.
+ * The engine scores freshness exactly from known change times (docs/math.md 4). Single Poisson pages with
+ * known Δ, crawled periodically or at Poisson times, must match the closed forms of docs/math.md 3.3 and 3.1.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -9,6 +9,7 @@ import { runPolicy, estimateErrors, FreshnessTracker } from '../../../src/sim/en
 import { fixedRatePolicy } from '../../../src/sim/policies.ts'
 import { DueQueue } from '../../../src/sim/dueQueue.ts'
 import type { Universe } from '../../../src/sim/universe.ts'
+import { poissonAgeLaw } from '../../../src/math/renewal/ageLaws.ts'
 
 /** n independent Poisson pages with the same Δ (pages average out the noise of one long run). */
 function poissonPages(n: number, changesPerDay: number, horizonDays: number, random: Random, warmupDays = 0): Universe {
@@ -28,6 +29,7 @@ function poissonPages(n: number, changesPerDay: number, horizonDays: number, ran
     changeDays: Float64Array.from(times),
     changeOffsets: offsets,
     trueChangesPerDay: new Float64Array(n).fill(changesPerDay),
+    ageLaws: Array.from({ length: n }, () => poissonAgeLaw(changesPerDay)),
     importance: new Float64Array(n).fill(1),
     budgetCrawlsPerDay: n,
     timeScale: null,
@@ -73,6 +75,7 @@ test('freshness bookkeeping on a hand-made page: changes at 1, 2.5; crawls at 2 
     changeDays: Float64Array.from([1, 2.5]),
     changeOffsets: Int32Array.from([0, 2]),
     trueChangesPerDay: Float64Array.from([0.5]),
+    ageLaws: [poissonAgeLaw(0.5)],
     importance: Float64Array.from([1]),
     budgetCrawlsPerDay: 1,
     timeScale: null,

@@ -1,5 +1,5 @@
 /**
- * Policies at the same budget (MATH.md 4): every policy stays within R × horizon crawls, the oracle
+ * Policies at the same budget (docs/math.md 4): every policy stays within R × horizon crawls, the oracle
  * beats uniform rates on a heterogeneous universe, Nutch's interval rule, and recrawl's loop fed the
  * true rates matches the oracle.
  */

@@ -1,9 +1,10 @@
-/** The replay reader parses the real histories in ../shared/data/replay and maps them onto the horizon. */
+/** The replay reader parses the real histories in datasets/replay and maps them onto the horizon. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { createRandom } from '../../../src/math/random.ts'
 import { DEFAULT_REPLAY_DIR, parseReplay, readReplayFile, REPLAY_FILES, replayUniverse } from '../../../src/sim/replay.ts'
+import { SECONDS_PER_DAY } from '../../../src/math/units.ts'
 
 test('git replay file: 3,509 files and 23,777 changes inside 2020-2024, ascending (README figures)', async () => {
   const data = await readReplayFile(join(DEFAULT_REPLAY_DIR, REPLAY_FILES['replay-git']))
@@ -24,7 +25,7 @@ test('tldr replay file: 37,343 page files and 89,885 changes', async () => {
 })
 
 test('replay universe: window mapped onto the horizon, Δ = changes / horizon, budget = k × ΣΔ', () => {
-  const day = 86_400
+  const day = SECONDS_PER_DAY
   const text = [
     JSON.stringify({ source: 't', windowStart: 0, windowEnd: 100 * day, unit: 'unix seconds' }),
     JSON.stringify({ page: 'a', changes: [10 * day, 50 * day] }),
