@@ -6,12 +6,19 @@ const REFRESH_MS = 10_000
 const KEY_STORAGE = 'recrawl.apiKey'
 const COLORS = { blue: '#2f6fdf', orange: '#e07b24', green: '#2f9e5b', red: '#d1495b', grey: '#8a8f98', purple: '#7b5ea7' }
 
-/** What tests (and curious operators) can read: per chart, how many data points it drew. */
-const dashboard = { refreshes: 0, charts: {}, errors: [], page: null }
-window.recrawlDashboard = dashboard
+const STATUS_CLASS_COLORS = { '2xx': COLORS.green, '3xx': COLORS.blue, '4xx': COLORS.orange, '5xx': COLORS.red, none: COLORS.grey, '1xx': COLORS.purple }
+const HOUR_S = 3600
 
 const $ = (id) => document.getElementById(id)
+/** The uPlot instance of each drawn chart, by container id. */
 const charts = {}
+
+/**
+ * What tests (and curious operators) can read: per chart, how many data points it holds and the x
+ * range it was given; `plots` are the uPlot instances themselves (scales, series, data).
+ */
+const dashboard = { refreshes: 0, charts: {}, plots: charts, errors: [], page: null }
+window.recrawlDashboard = dashboard
 
 // ---------------------------------------------------------------- API
 
@@ -87,34 +94,41 @@ function fillTable(id, rows) {
 
 // ---------------------------------------------------------------- charts
 
-/** Joins several [x, y] lists on the union of their x values (uPlot needs one shared x array). */
+/**
+ * Joins several [x, y] lists on the union of their x values (uPlot needs one shared x array). An x
+ * a list does not have becomes undefined, which uPlot bridges; a null a list carries (a real gap in
+ * its data) stays null, which breaks the line.
+ */
 function joinOnX(lists) {
   const xs = [...new Set(lists.flatMap((l) => l.map((p) => p[0])))].sort((a, b) => a - b)
   const index = new Map(xs.map((x, i) => [x, i]))
   const ys = lists.map((l) => {
-    const y = new Array(xs.length).fill(null)
+    const y = new Array(xs.length).fill(undefined)
     for (const [x, v] of l) y[index.get(x)] = v
     return y
   })
   return [xs, ...ys]
 }
 
+const isValue = (v) => v !== null && v !== undefined && Number.isFinite(v)
+
 function countPoints(data) {
   let n = 0
-  for (let s = 1; s < data.length; s++) for (const v of data[s]) if (v !== null && v !== undefined && Number.isFinite(v)) n++
+  for (let s = 1; s < data.length; s++) for (const v of data[s]) if (isValue(v)) n++
   return n
 }
 
-/** (Re)draws a chart into its container and records how many points it holds. */
-function draw(id, opts, data) {
+/** (Re)draws a chart into its container and records how many points it holds and its x range. */
+function draw(id, opts, data, emptyText = 'no data yet') {
   const target = $(id)
   const points = countPoints(data)
   target.dataset.points = String(points)
-  dashboard.charts[id] = { points, series: data.length - 1 }
+  const xRange = typeof opts.scales?.x?.range === 'function' ? opts.scales.x.range() : null
+  dashboard.charts[id] = { points, series: data.length - 1, xRange }
   if (charts[id]) charts[id].destroy()
   target.replaceChildren()
   if (points === 0) {
-    target.append(el('p', { class: 'empty' }, 'no data yet'))
+    target.append(el('p', { class: 'empty' }, emptyText))
     delete charts[id]
     return
   }
@@ -122,8 +136,107 @@ function draw(id, opts, data) {
   charts[id] = new uPlot({ width, height: 220, legend: { live: true }, ...opts }, data, target)
 }
 
-const line = (label, stroke, extra = {}) => ({ label, stroke, width: 2, spanGaps: true, points: { show: false }, ...extra })
+/** Times on the axes and in the legends are UTC, like every other time on the page. */
+const utc = (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC')
+
+/**
+ * Options of a time x axis over [fromS, toS] exactly. Time series span the selected window (ending
+ * at the service's clock, which a simulated clock puts far from the browser's) and the page timeline
+ * spans its own data, never an automatic range: uPlot's for a single value runs for years.
+ */
+function timeX(fromS, toS) {
+  return { time: true, range: () => [fromS, toS] }
+}
+
+/** Tick labels of a UTC time axis: hh:mm, with the date (MM-DD) at the first tick of each day; dates only for day steps. */
+function utcTicks(_u, ticks, _axis, _space, incr) {
+  let previousDay = null
+  return ticks.map((t) => {
+    const stamp = new Date(t * 1000).toISOString()
+    const day = stamp.slice(5, 10)
+    const label = incr >= 86_400 ? day : day !== previousDay ? `${stamp.slice(11, 16)}\n${day}` : stamp.slice(11, 16)
+    previousDay = day
+    return label
+  })
+}
+
+/** The x series and axis of a time chart: UTC like every other time on the page. */
+const timeSeries = { label: 'time (UTC)', value: (_u, v) => (v === null || v === undefined ? '–' : fmtTime(new Date(v * 1000).toISOString())) }
+const timeAxis = { values: utcTicks }
+
+/** The smallest of 1, 2, 2.5, 5 × 10^k at or above v (v > 0). */
+function niceCeil(v) {
+  const decade = 10 ** Math.floor(Math.log10(v))
+  return [1, 2, 2.5, 5, 10].map((m) => m * decade).find((c) => c >= v * (1 - 1e-12))
+}
+
+/** A y range from 0 to a round number a little above the largest value (at least `minMax`). */
+const fromZero = (minMax = 1) => (_u, _min, max) => [0, niceCeil(Math.max(minMax, Number.isFinite(max) ? max * 1.05 : minMax))]
+
+const MARKER_SPACING_PX = 6
+const nonNullCount = (ys) => ys.reduce((n, v) => n + (isValue(v) ? 1 : 0), 0)
+
+/**
+ * Point markers: on every point while the series is sparse enough for the plot's width (so one
+ * sample or a few are always visible); otherwise only on isolated points, which a line cannot show.
+ */
+const markers = {
+  show: (u, si) => nonNullCount(u.data[si]) * MARKER_SPACING_PX * devicePixelRatio <= u.bbox.width,
+  filter: (u, si, show) => {
+    if (show) return null
+    const ys = u.data[si]
+    const isolated = []
+    let prev = null
+    for (let i = 0; i < ys.length; i++) {
+      if (ys[i] === undefined) continue
+      if (isValue(ys[i]) && !isValue(prev)) {
+        let j = i + 1
+        while (j < ys.length && ys[j] === undefined) j++
+        if (j >= ys.length || !isValue(ys[j])) isolated.push(i)
+      }
+      prev = ys[i]
+    }
+    return isolated
+  },
+  size: 6,
+}
+
+/**
+ * A line with markers. Charts give their series decreasing `markerSize`s, so that series which meet
+ * at a point (budget and planned after a run, a single sample on two axes) still show every marker.
+ */
+const line = (label, stroke, { markerSize = markers.size, ...extra } = {}) => ({ label, stroke, width: 2, points: { ...markers, size: markerSize, stroke }, ...extra })
 const dots = (label, stroke, extra = {}) => ({ label, stroke, fill: stroke, paths: () => null, points: { show: true, size: 7, fill: stroke }, ...extra })
+/** A per-hour count: the value holds for its hour (the last one up to the window's end). */
+const hourly = (label, stroke, extra = {}) => ({
+  ...line(label, stroke),
+  paths: uPlot.paths.stepped({ align: 1, extend: true }),
+  points: { show: false },
+  ...extra,
+})
+
+/**
+ * [x, row] pairs of the stored samples, with a null row between two samples further apart than
+ * 2.5 buckets, so the lines break where the service took no sample (it was down, or nobody asked)
+ * instead of drawing a straight line through hours without data.
+ */
+function samplesWithGaps(series) {
+  const out = []
+  let prev = null
+  for (const p of series.points) {
+    const x = secs(p.at)
+    if (prev !== null && x - prev > 2.5 * series.bucketSeconds) out.push([(x + prev) / 2, null])
+    out.push([x, p])
+    prev = x
+  }
+  return out
+}
+
+/** Maps the sample rows to one [x, y] list (null rows stay null: gaps). */
+const sampleList = (rows, value) => rows.map(([x, p]) => [x, p === null ? null : value(p)])
+
+/** The x of an hour bucket: its start, or the window's start for the hour the window begins in. */
+const hourX = (a, fromS) => Math.max(secs(a.hourStart), fromS)
 
 function histogramChart(id, noteId, histogram, unit) {
   const centres = histogram.counts.map((_, i) => (Math.log10(histogram.edgesPerDay[i]) + Math.log10(histogram.edgesPerDay[i + 1])) / 2)
@@ -157,7 +270,12 @@ function histogramChart(id, noteId, histogram, unit) {
 
 // ---------------------------------------------------------------- overview
 
+/** Failed fetches of one hour: statuses outside 200…399 (no content seen). */
+const failedFetches = (a) => a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx']
+
 function renderTiles(s) {
+  const failed = s.crawlActivity.reduce((n, a) => n + failedFetches(a), 0)
+  const crawled = s.crawlActivity.reduce((n, a) => n + a.crawls, 0)
   const tiles = [
     ['pages', fmtNum(s.pages)],
     ['overdue pages', fmtNum(s.pagesOverdue)],
@@ -168,55 +286,85 @@ function renderTiles(s) {
     ['crawled / day (last hour)', fmtNum(s.crawlsPerDayLastHour)],
     ['leased pages', fmtNum(s.pagesLeased)],
     ['λ', fmtNum(s.optimizer.lambda)],
+    [`failed fetches (${fmtDuration(s.windowHours * HOUR_S)})`, crawled ? `${fmtNum(failed)} · ${fmtPct(failed / crawled)}` : '–'],
   ]
   $('tiles').replaceChildren(...tiles.map(([k, v]) => el('div', { class: 'tile' }, el('span', { class: 'v' }, v), el('span', { class: 'k' }, k))))
 }
 
 function renderOverview(s) {
   renderTiles(s)
-  const points = s.series.points
-  const runs = [...s.optimizerRuns].reverse()
+  const fromS = secs(s.windowStart)
+  const toS = secs(s.windowEnd)
+  const x = timeX(fromS, toS)
+  const inWindow = (t) => t > fromS && t <= toS
+  const samples = samplesWithGaps(s.series)
+  const runs = [...s.optimizerRuns].reverse().filter((r) => inWindow(secs(r.startedAt)))
+  const empty = `nothing in the last ${fmtDuration(s.windowHours * HOUR_S)}`
+  $('window-note').textContent = `${fmtTime(s.windowStart)} – ${fmtTime(s.windowEnd)} (service clock)`
 
   draw(
     'chart-freshness',
     {
-      scales: { y: { range: [0, 1] } },
-      axes: [{}, { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)} %`) }],
-      series: [{}, line('sampled', COLORS.green, { value: (_u, v) => fmtPct(v) }), dots('optimiser run', COLORS.purple, { value: (_u, v) => fmtPct(v) })],
+      tzDate: utc,
+      scales: { x, y: { range: [0, 1] } },
+      axes: [timeAxis, { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)} %`) }],
+      series: [timeSeries, line('sampled', COLORS.green, { value: (_u, v) => fmtPct(v) }), dots('optimiser run', COLORS.purple, { value: (_u, v) => fmtPct(v) })],
     },
     joinOnX([
-      points.filter((p) => p.expectedFreshness !== null).map((p) => [secs(p.at), p.expectedFreshness]),
+      sampleList(samples, (p) => p.expectedFreshness),
       runs.filter((r) => r.expectedFreshness !== null).map((r) => [secs(r.startedAt), r.expectedFreshness]),
     ]),
+    empty,
   )
 
   draw(
     'chart-budget',
     {
+      tzDate: utc,
+      scales: { x, y: { range: fromZero() } },
+      axes: [timeAxis, {}],
       series: [
-        {},
-        line('budget', COLORS.grey, { dash: [6, 4] }),
-        line('planned Σρ', COLORS.blue),
-        line('crawled (last hour × 24)', COLORS.orange),
-        { ...line('crawled per hour × 24', COLORS.red), paths: uPlot.paths.stepped({ align: 1 }) },
+        timeSeries,
+        // Wide and drawn first: where the planned rates spend the whole budget, it frames their line.
+        line('budget', COLORS.grey, { width: 5, dash: [8, 4], markerSize: 11 }),
+        line('planned Σρ', COLORS.blue, { markerSize: 7 }),
+        line('crawled (last hour × 24)', COLORS.orange, { markerSize: 5 }),
+        hourly('crawled per hour × 24', COLORS.red),
       ],
     },
     joinOnX([
-      points.map((p) => [secs(p.at), p.budgetCrawlsPerDay]),
-      points.map((p) => [secs(p.at), p.plannedCrawlsPerDay]),
-      points.map((p) => [secs(p.at), p.crawlsPerDayLastHour]),
-      s.crawlActivity.map((a) => [secs(a.hourStart), a.crawls * 24]),
+      sampleList(samples, (p) => p.budgetCrawlsPerDay),
+      sampleList(samples, (p) => p.plannedCrawlsPerDay),
+      sampleList(samples, (p) => p.crawlsPerDayLastHour),
+      s.crawlActivity.map((a) => [hourX(a, fromS), a.crawls * 24]),
     ]),
+    empty,
   )
 
   draw(
     'chart-overdue',
     {
-      scales: { h: { auto: true } },
-      axes: [{}, { label: 'pages' }, { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } }],
-      series: [{}, line('overdue pages', COLORS.red), line('oldest overdue (h)', COLORS.grey, { scale: 'h' })],
+      tzDate: utc,
+      scales: { x, y: { range: fromZero() }, h: { range: fromZero() } },
+      axes: [timeAxis, { label: 'pages' }, { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } }],
+      series: [timeSeries, line('overdue pages', COLORS.red, { markerSize: 9 }), line('oldest overdue (h)', COLORS.grey, { scale: 'h', markerSize: 5 })],
     },
-    joinOnX([points.map((p) => [secs(p.at), p.pagesOverdue]), points.map((p) => [secs(p.at), p.oldestOverdueAgeSeconds / 3600])]),
+    joinOnX([sampleList(samples, (p) => p.pagesOverdue), sampleList(samples, (p) => p.oldestOverdueAgeSeconds / 3600)]),
+    empty,
+  )
+
+  // Every class with a crawl in the window, in a fixed order; 2xx always, so the chart shows the crawls too.
+  const classes = ['2xx', '3xx', '4xx', '5xx', 'none', '1xx'].filter((c) => c === '2xx' || s.crawlActivity.some((a) => a.fetchesByStatusClass[c] > 0))
+  draw(
+    'chart-fetches',
+    {
+      tzDate: utc,
+      scales: { x, y: { range: fromZero() } },
+      axes: [timeAxis, { label: 'crawls per hour' }],
+      series: [timeSeries, ...classes.map((c) => hourly(c === 'none' ? 'no status' : c, STATUS_CLASS_COLORS[c]))],
+    },
+    [s.crawlActivity.map((a) => hourX(a, fromS)), ...classes.map((c) => s.crawlActivity.map((a) => a.fetchesByStatusClass[c]))],
+    empty,
   )
 
   histogramChart('chart-change-rates', 'change-rates-note', s.changeRateHistogram, 'changes/day')
@@ -245,6 +393,21 @@ function renderOverview(s) {
     'hosts-table',
     s.topOverdueHosts.map((h) => el('tr', {}, el('td', {}, h.host), el('td', {}, fmtNum(h.pagesOverdue)), el('td', {}, fmtDuration(h.oldestOverdueAgeSeconds)))),
   )
+  fillTable(
+    'failures-table',
+    s.fetchFailures.map((f) =>
+      el(
+        'tr',
+        { class: f.httpStatus >= 500 ? 'bad' : '' },
+        el('td', {}, f.host),
+        el('td', {}, String(f.httpStatus)),
+        el('td', {}, fmtNum(f.fetches)),
+        el('td', {}, fmtNum(f.pages)),
+        el('td', {}, fmtTime(f.lastCrawledAt)),
+      ),
+    ),
+  )
+  $('failures-note').textContent = s.fetchFailures.length === 0 ? `no failed fetch reported in the window` : ''
 }
 
 async function refresh() {
@@ -306,17 +469,24 @@ async function showPage(url) {
 
   const obs = [...history.observations].reverse()
   const at = (o) => secs(o.crawledAt)
+  const failed = (o) => o.httpStatus !== null && (o.httpStatus < 200 || o.httpStatus >= 400)
+  // The axis covers the observations' own time range, padded a little (an hour each side for one crawl).
+  const first = obs.length ? at(obs[0]) : 0
+  const last = obs.length ? at(obs[obs.length - 1]) : 0
+  const pad = Math.max(HOUR_S, (last - first) * 0.03)
   draw(
     'chart-timeline',
     {
-      scales: { y: { range: [-0.5, 1.5] } },
-      axes: [{}, { size: 80, splits: () => [0, 0.5, 1], values: (_u, ticks) => ticks.map((t) => (t === 1 ? 'changed' : t === 0 ? 'same' : 'n/a')) }],
-      series: [{}, dots('changed', COLORS.red), dots('unchanged', COLORS.green), dots('no change info', COLORS.grey)],
+      tzDate: utc,
+      scales: { x: timeX(first - pad, last + pad), y: { range: [-0.5, 1.5] } },
+      axes: [timeAxis, { size: 80, splits: () => [0, 0.5, 1], values: (_u, ticks) => ticks.map((t) => (t === 1 ? 'changed' : t === 0 ? 'same' : 'n/a')) }],
+      series: [timeSeries, dots('changed', COLORS.red), dots('unchanged', COLORS.green), dots('no change info', COLORS.grey), dots('failed fetch', COLORS.orange)],
     },
     joinOnX([
       obs.filter((o) => o.changed === true).map((o) => [at(o), 1]),
       obs.filter((o) => o.changed === false).map((o) => [at(o), 0]),
-      obs.filter((o) => o.changed === null).map((o) => [at(o), 0.5]),
+      obs.filter((o) => o.changed === null && !failed(o)).map((o) => [at(o), 0.5]),
+      obs.filter((o) => o.changed === null && failed(o)).map((o) => [at(o), 0.5]),
     ]),
   )
 
@@ -344,30 +514,52 @@ async function showPage(url) {
 
   const dist = estimates.updateDistribution
   $('distribution-method').textContent = dist ? `(method ${dist.method})` : ''
-  if (dist && dist.points.length > 0) {
-    const xs = dist.points.map((p) => p.ageDays)
-    const mean = dist.meanUpdateIntervalDays
+  if (dist && dist.ageCdf.length > 0) {
+    // G_U: the age of the content at a random time; F_U: the time between updates (docs/math.md 2.2).
+    // With a constant crawl interval G_U is known only at its multiples: points, not a line.
+    const fit = dist.poissonFit
+    const lattice = dist.latticeDays !== null
+    const ages = dist.ageCdf.map((p) => [p.ageDays, p.cdf])
+    const intervals = (dist.intervalCdf ?? []).map((p) => [p.intervalDays, p.cdf])
+    const xMax = Math.max(...ages.map((p) => p[0]), ...intervals.map((p) => p[0]))
+    const rate = fit.changesPerDay
+    const poisson = rate ? Array.from({ length: 101 }, (_, i) => (xMax * i) / 100).map((x) => [x, 1 - Math.exp(-rate * x)]) : []
+    const curve = { points: { ...markers, show: false }, value: (_u, v) => fmtNum(v) }
     draw(
       'chart-distribution',
       {
         scales: { x: { time: false }, y: { range: [0, 1] } },
-        axes: [{ label: 'age (days)' }, {}],
+        axes: [{ label: 'days' }, {}],
         series: [
-          { label: 'age (days)', value: (_u, v) => fmtNum(v) },
-          { ...line('estimated G_U', COLORS.blue), paths: uPlot.paths.stepped({ align: 1 }), value: (_u, v) => fmtNum(v) },
-          line('Poisson with the same mean', COLORS.grey, { dash: [4, 4], value: (_u, v) => fmtNum(v) }),
+          { label: 'days', value: (_u, v) => fmtNum(v) },
+          lattice
+            ? dots(`age G_U at multiples of ${fmtNum(dist.latticeDays)} d`, COLORS.blue, { value: (_u, v) => fmtNum(v) })
+            : { ...line('age G_U', COLORS.blue), ...curve },
+          { ...line('time between updates F_U', COLORS.orange), ...curve },
+          line(rate ? `Poisson at ${fmtNum(rate)}/day (G_U = F_U)` : 'Poisson', COLORS.grey, { dash: [4, 4], ...curve }),
         ],
       },
-      [xs, dist.points.map((p) => p.cdf), xs.map((x) => (mean && mean > 0 ? 1 - Math.exp(-x / mean) : null))],
+      joinOnX([ages, intervals, poisson]),
     )
-    const notes = []
-    if (mean !== null) notes.push(`mean update interval ${fmtNum(mean)} days`)
+    const verdict = { 'consistent-with-poisson': 'consistent with Poisson', 'not-poisson': 'not Poisson', 'cannot-tell': 'cannot tell whether Poisson' }[fit.verdict]
+    const notes = [
+      fit.pValue === null
+        ? `${verdict}: ${fit.note}`
+        : `${verdict} (p = ${fmtNum(fit.pValue, 2)}; distance ${fmtNum(fit.distance, 2)}, Poisson pages with these crawls up to ${fmtNum(fit.distanceBand95, 2)})`,
+    ]
+    if (dist.meanUpdateIntervalDays !== null) notes.push(`mean update interval ${fmtNum(dist.meanUpdateIntervalDays)} days`)
+    else if (dist.meanUpdateIntervalBoundDays !== null) notes.push(`mean update interval at most ${fmtNum(dist.meanUpdateIntervalBoundDays)} days (not identified)`)
     if (dist.coefficientOfVariation !== null) notes.push(`CV ${fmtNum(dist.coefficientOfVariation)}`)
-    if (dist.poissonFitDistance !== null) notes.push(`distance from Poisson ${fmtNum(dist.poissonFitDistance)}`)
+    if (dist.intervalCdf === null) notes.push('F_U not identified by these crawls')
+    for (const c of dist.comparisons.filter((c) => c.estimates === 'F_U' && c.meanDays !== null)) {
+      notes.push(`${c.method} (earlier work, biased unless Poisson): mean ${fmtNum(c.meanDays)} days`)
+    }
     $('distribution-note').textContent = notes.join(' · ')
+    $('distribution-note').title = [dist.reason, dist.note, fit.note].join('\n')
   } else {
     draw('chart-distribution', {}, [[], []])
     $('distribution-note').textContent = 'not enough history for the update-interval distribution yet'
+    $('distribution-note').title = ''
   }
 
   fillTable(

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
+import { after } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
-import { buildApp, type AppDeps } from '../../src/app.ts'
+import { buildApp, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_MAX_BATCH_ITEMS, type AppDeps } from '../../src/app.ts'
 import { manualClock } from '../../src/domain/clock.ts'
 import { createRandom } from '../../src/math/random.ts'
 import { openDatabase, type Database } from '../../src/store/db.ts'
 import { migrate } from '../../src/store/migrate.ts'
+import { withTransaction } from '../../src/store/transaction.ts'
 
 /**
  * A fresh, migrated database for one test file: a new database on the Postgres named by
@@ -50,31 +52,116 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-/** The whole service over a fresh database with a manual clock starting at T0. */
-export async function startTestApp(overrides: Partial<AppDeps> = {}): Promise<TestApp> {
-  const db = await openTestDatabase()
-  const clock = manualClock(T0)
-  const app = await buildApp({
-    pool: db.pool,
-    databaseKind: db.kind,
-    clock,
-    random: createRandom(42),
-    maxBatchItems: 5000,
-    bodyLimitBytes: 16 * 1024 * 1024,
-    loopbackOnly: true,
-    authCacheMs: 0,
-    ...overrides,
+/**
+ * The tables of a just-migrated database and the rows the migrations put in them, for resetDatabase.
+ * schema_migrations is left alone: it never changes after the migration.
+ */
+interface PristineTables {
+  names: string[]
+  seeds: { table: string; columns: string[]; rows: unknown[] }[]
+}
+
+async function pristineTables(pool: pg.Pool): Promise<PristineTables> {
+  const { rows: tables } = await pool.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'schema_migrations' ORDER BY 1`,
+  )
+  const names = tables.map((t) => t.name)
+  const seeds: PristineTables['seeds'] = []
+  for (const table of names) {
+    const id = pg.escapeIdentifier(table)
+    const { rows } = await pool.query<{ rows: unknown[] }>(`SELECT coalesce(json_agg(t), '[]'::json) AS rows FROM ${id} t`)
+    if (rows[0]!.rows.length === 0) continue
+    // Generated columns are computed again on insert.
+    const { rows: columns } = await pool.query<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns
+       WHERE table_schema = 'public' AND table_name = $1 AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+      [table],
+    )
+    seeds.push({ table, columns: columns.map((c) => c.name), rows: rows[0]!.rows })
+  }
+  return { names, seeds }
+}
+
+/** Empties every table (identities restart) and puts back what the migrations had put in. */
+async function resetDatabase(pool: pg.Pool, pristine: PristineTables): Promise<void> {
+  await withTransaction(pool, async (c) => {
+    await c.query(`TRUNCATE ${pristine.names.map((n) => pg.escapeIdentifier(n)).join(', ')} RESTART IDENTITY CASCADE`)
+    for (const seed of pristine.seeds) {
+      const table = pg.escapeIdentifier(seed.table)
+      const columns = seed.columns.map((n) => pg.escapeIdentifier(n)).join(', ')
+      await c.query(
+        `INSERT INTO ${table} (${columns}) OVERRIDING SYSTEM VALUE SELECT ${columns} FROM json_populate_recordset(NULL::${table}, $1::json)`,
+        [JSON.stringify(seed.rows)],
+      )
+    }
   })
-  return {
-    app,
-    db,
-    clock,
-    async close() {
-      await app.close()
-      await db.close()
-    },
+}
+
+/**
+ * The database every app of this test file runs on (node --test runs each file in its own process):
+ * created and migrated on the first startTestApp, closed (and, on a server, dropped) after the file.
+ */
+let fileDatabase: Promise<{ db: Database & { label: string }; pristine: PristineTables }> | null = null
+let appOpen = false
+after(async () => {
+  if (fileDatabase !== null) await (await fileDatabase).db.close()
+})
+
+/**
+ * The whole service with a manual clock at T0 and a seeded random source, on the file's database reset
+ * to its just-migrated content: every test that starts its own app starts from the same state,
+ * whatever ran before it. One app at a time (the next one resets the database under it); close it.
+ */
+export async function startTestApp(overrides: Partial<AppDeps> = {}): Promise<TestApp> {
+  if (appOpen) throw new Error('startTestApp: the previous test app is still open; close it first (a new app resets the database)')
+  appOpen = true
+  try {
+    fileDatabase ??= openTestDatabase().then(async (db) => ({ db, pristine: await pristineTables(db.pool) }))
+    const { db, pristine } = await fileDatabase
+    await resetDatabase(db.pool, pristine)
+    const clock = manualClock(T0)
+    const app = await buildApp({
+      pool: db.pool,
+      databaseKind: db.kind,
+      clock,
+      random: createRandom(42),
+      maxBatchItems: DEFAULT_MAX_BATCH_ITEMS,
+      bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
+      loopbackOnly: true,
+      authCacheMs: 0,
+      ...overrides,
+    })
+    return {
+      app,
+      db,
+      clock,
+      async close() {
+        await app.close()
+        appOpen = false
+      },
+    }
+  } catch (err) {
+    appOpen = false
+    throw err
   }
 }
 
+/** Runs `work` on a new test app (startTestApp) and closes the app afterwards, whatever happens. */
+export async function withTestApp(work: (t: TestApp) => Promise<void>, overrides: Partial<AppDeps> = {}): Promise<void> {
+  const t = await startTestApp(overrides)
+  try {
+    await work(t)
+  } finally {
+    await t.close()
+  }
+}
+
+/** startTestApp for one test: the app is closed when the test ends, passed or failed. */
+export async function testAppFor(test: { after(fn: () => Promise<void>): void }, overrides: Partial<AppDeps> = {}): Promise<TestApp> {
+  const t = await startTestApp(overrides)
+  test.after(() => t.close())
+  return t
+}
+
 export const iso = (ms: number): string => new Date(ms).toISOString()
-export const DAY_MS = 86_400_000

@@ -1,26 +1,29 @@
 /**
- * Black-box check of the HTTP contract (API.md) and of the estimators it exposes (MATH.md 1.1–1.3,
- * 1.5), through HTTP only, against a real SQL engine. The reference formulas below are restated from
- * MATH.md and share no code with src/math.
+ * Black-box check of the HTTP contract (docs/api.md) and of the estimators it exposes (docs/math.md 1.1–1.3,
+ * 1.5), through HTTP only, against a real SQL engine. The reference formulas (test/helpers/referenceEstimators.ts)
+ * are restated from docs/math.md and share no code with src/math. Every test starts its own service on an
+ * empty database and builds the state it reads.
  */
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createApiKey } from '../../src/domain/apiKeys.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
-
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
+import { referenceEstimates, referenceExactMle, type Interval } from '../helpers/referenceEstimators.ts'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-const call = (method: Method, url: string, payload?: unknown) =>
-  t.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as object }) })
-const postObservations = (observations: unknown[]) => call('POST', '/v1/observations', { observations })
-const byUrl = (url: string) => call('GET', `/v1/pages/by-url?url=${encodeURIComponent(url)}`)
+
+/** The requests of these tests, against one test's service. */
+function api(t: TestApp) {
+  const call = (method: Method, url: string, payload?: unknown) =>
+    t.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as object }) })
+  return {
+    call,
+    postObservations: (observations: unknown[]) => call('POST', '/v1/observations', { observations }),
+    byUrl: (url: string) => call('GET', `/v1/pages/by-url?url=${encodeURIComponent(url)}`),
+  }
+}
+type Api = ReturnType<typeof api>
 
 /** A small seeded generator (mulberry32), independent of the service's own. */
 function seeded(seed: number) {
@@ -32,52 +35,6 @@ function seeded(seed: number) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296
   }
   return { next, exponential: (rate: number) => -Math.log(1 - next()) / rate }
-}
-
-interface Interval {
-  days: number
-  changed: boolean
-}
-
-/** MATH.md 1.1, 1.2 (α_k = 1/k, p̂ = n/T), 1.3 (k = intervals already applied, η_0 = 1, p = n/T including the interval) and 1.7. */
-function reference(intervals: Interval[], gamma: number, y0: number) {
-  let n = 0
-  let x = 0
-  let total = 0
-  let y = y0
-  for (const iv of intervals) {
-    const k = n
-    n += 1
-    total += iv.days
-    if (iv.changed) x += 1
-    const p = n / total
-    const eta = 1 / (k + 1) ** gamma
-    y += eta * ((iv.changed ? 1 : 0) * (y + p) - y)
-  }
-  const pHat = n / total
-  const iHat = x / n
-  const choGm = -Math.log((n - x + 0.5) / (n + 0.5)) / (total / n) // MATH.md 1.7
-  return { naive: x / total, lln: (pHat * iHat) / (1 - iHat + 1 / n), sa: y, choGm }
-}
-
-/** MATH.md 1.5: the root of Σ_changed τ/(e^{Δτ}−1) = Σ_unchanged τ; smoothed only when X = 0 or X = n. */
-function exactMle(intervals: Interval[]): number {
-  let list = intervals
-  const x = intervals.filter((i) => i.changed).length
-  if (x === 0 || x === intervals.length) {
-    const mean = intervals.reduce((s, i) => s + i.days, 0) / intervals.length
-    list = [...intervals, { days: mean, changed: true }, { days: mean, changed: false }]
-  }
-  const right = list.filter((i) => !i.changed).reduce((s, i) => s + i.days, 0)
-  const left = (d: number) => list.filter((i) => i.changed).reduce((s, i) => s + i.days / Math.expm1(d * i.days), 0)
-  let lo = Math.log(1e-9)
-  let hi = Math.log(1e9)
-  for (let i = 0; i < 200; i++) {
-    const mid = (lo + hi) / 2
-    if (left(Math.exp(mid)) > right) lo = mid
-    else hi = mid
-  }
-  return Math.exp((lo + hi) / 2)
 }
 
 function assertRel(actual: unknown, expected: number, rel: number, what: string) {
@@ -123,7 +80,7 @@ function makeHistory(
   const gaps: number[] = []
   for (let i = 0; i < o.crawls - 1; i++) {
     const days = o.schedule === 'poisson' ? r.exponential(o.crawlsPerDay) : 1 / o.crawlsPerDay
-    gaps.push(Math.max(1000, Math.round(days * DAY_MS)))
+    gaps.push(Math.max(1000, Math.round(days * MS_PER_DAY)))
   }
   let at = o.endMs - gaps.reduce((s, g) => s + g, 0)
   const times = [at]
@@ -133,24 +90,85 @@ function makeHistory(
   let lastChangedMs: number | null = null
   for (const gap of gaps) {
     at += gap
-    const changed = r.next() < 1 - Math.exp(-o.changesPerDay * (gap / DAY_MS))
+    const changed = r.next() < 1 - Math.exp(-o.changesPerDay * (gap / MS_PER_DAY))
     if (changed) {
       version++
       lastChangedMs = at
     }
     times.push(at)
-    intervals.push({ days: gap / DAY_MS, changed })
+    intervals.push({ days: gap / MS_PER_DAY, changed })
     items.push(o.useHash ? { url, crawledAt: iso(at), contentHash: `v${version}`, httpStatus: 200 } : { url, crawledAt: iso(at), changed })
   }
   return { url, items, intervals, times, lastChangedMs }
 }
 
-describe('contract: estimates against an independent implementation of MATH.md 1', () => {
-  const histories: History[] = []
-  const GAMMA = 0.75
-  const Y0 = 2
+const GAMMA = 0.75
+const Y0 = 2
 
-  it('PATCH /v1/settings sets α = "1/k", γ = 0.75 and y_0', async () => {
+/**
+ * The estimates' common state: α = 1/k, γ = GAMMA and y_0 = Y0, then seven registered pages whose seeded
+ * histories are reported interleaved, in batches of varying size with repeats of stored crawls, and one
+ * late crawl folded into page 0. Returns the histories as the service should now know them.
+ */
+async function seedHistories({ call, postObservations }: Api): Promise<History[]> {
+  const patched = await call('PATCH', '/v1/settings', { lln: { alpha: '1/k' }, sa: { gamma: GAMMA }, defaultChangesPerDay: Y0 })
+  assert.equal(patched.statusCode, 200, patched.body)
+  const end = T0 - MS_PER_DAY
+  const specs = [
+    { crawls: 80, crawlsPerDay: 1, schedule: 'poisson', changesPerDay: 1 },
+    { crawls: 60, crawlsPerDay: 3, schedule: 'periodic', changesPerDay: 5 },
+    { crawls: 50, crawlsPerDay: 0.5, schedule: 'periodic', changesPerDay: 0.2, useHash: true },
+    { crawls: 120, crawlsPerDay: 4, schedule: 'poisson', changesPerDay: 0.7, useHash: true },
+    { crawls: 30, crawlsPerDay: 24, schedule: 'poisson', changesPerDay: 3 },
+    { crawls: 25, crawlsPerDay: 2, schedule: 'periodic', changesPerDay: 0 }, // X = 0: smoothed MLE
+    { crawls: 20, crawlsPerDay: 1, schedule: 'poisson', changesPerDay: 1000 }, // X = n: smoothed MLE
+  ] as const
+  const histories = specs.map((spec, i) => makeHistory(`https://est${i % 3}.example/page/${i}`, 1000 + i, { ...spec, endMs: end }))
+  const put = await call('PUT', '/v1/pages', { pages: histories.map((h, i) => ({ url: h.url, importance: 1 + i })) })
+  assert.deepEqual(put.json(), { created: histories.length, updated: 0 })
+
+  // Interleave the pages, cut into batches of varying size; inject duplicates and late crawls.
+  const all = histories.flatMap((h) => h.items).sort((a, b) => Date.parse(a.crawledAt as string) - Date.parse(b.crawledAt as string))
+  const r = seeded(77)
+  let expectedDuplicates = 0
+  let expectedLate = 0
+  let i = 0
+  while (i < all.length) {
+    const size = 1 + Math.floor(r.next() * 60)
+    const batch = all.slice(i, i + size)
+    const extra: Record<string, unknown>[] = []
+    if (i > 0 && r.next() < 0.5) {
+      extra.push({ ...all[i - 1]! }) // a repeat of a stored crawl
+      expectedDuplicates++
+    }
+    i += size
+    const res = await postObservations([...batch, ...extra])
+    assert.equal(res.statusCode, 200, res.body)
+    const body = res.json()
+    assert.equal(body.accepted + body.duplicates + body.late + body.rejected.length, batch.length + extra.length)
+    assert.deepEqual(body.rejected, [])
+    assert.equal(body.accepted, batch.length)
+  }
+  // A late crawl between two stored crawls of page 0: counted as late, and folded in: its change flag
+  // applies to the interval that ends at it, and the next crawl's flag to the interval after it.
+  const h0 = histories[0]!
+  const lateAt = Math.floor((h0.times[10]! + h0.times[11]!) / 2)
+  const lateItem = { url: h0.url, crawledAt: iso(lateAt), changed: true }
+  const late = await postObservations([lateItem])
+  assert.deepEqual(late.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [], leaseNotCompleted: [] })
+  const split = h0.intervals[10]!
+  h0.intervals.splice(10, 1, { days: (lateAt - h0.times[10]!) / MS_PER_DAY, changed: true }, { days: (h0.times[11]! - lateAt) / MS_PER_DAY, changed: split.changed })
+  h0.items.push(lateItem)
+  if (h0.lastChangedMs === null || lateAt > h0.lastChangedMs) h0.lastChangedMs = lateAt
+  expectedLate++
+  assert.ok(expectedDuplicates > 0 && expectedLate === 1)
+  return histories
+}
+
+describe('contract: estimates against an independent implementation of docs/math.md 1', () => {
+  it('PATCH /v1/settings sets α = "1/k", γ = 0.75 and y_0', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
     const res = await call('PATCH', '/v1/settings', { lln: { alpha: '1/k' }, sa: { gamma: GAMMA }, defaultChangesPerDay: Y0 })
     assert.equal(res.statusCode, 200, res.body)
     const s = (await call('GET', '/v1/settings')).json()
@@ -159,67 +177,31 @@ describe('contract: estimates against an independent implementation of MATH.md 1
     assert.equal(s.defaultChangesPerDay, Y0)
   })
 
-  it('registered pages report seeded histories in interleaved batches', async () => {
-    const end = T0 - DAY_MS
-    const specs = [
-      { crawls: 80, crawlsPerDay: 1, schedule: 'poisson', changesPerDay: 1 },
-      { crawls: 60, crawlsPerDay: 3, schedule: 'periodic', changesPerDay: 5 },
-      { crawls: 50, crawlsPerDay: 0.5, schedule: 'periodic', changesPerDay: 0.2, useHash: true },
-      { crawls: 120, crawlsPerDay: 4, schedule: 'poisson', changesPerDay: 0.7, useHash: true },
-      { crawls: 30, crawlsPerDay: 24, schedule: 'poisson', changesPerDay: 3 },
-      { crawls: 25, crawlsPerDay: 2, schedule: 'periodic', changesPerDay: 0 }, // X = 0: smoothed MLE
-      { crawls: 20, crawlsPerDay: 1, schedule: 'poisson', changesPerDay: 1000 }, // X = n: smoothed MLE
-    ] as const
-    specs.forEach((spec, i) => histories.push(makeHistory(`https://est${i % 3}.example/page/${i}`, 1000 + i, { ...spec, endMs: end })))
-    const put = await call('PUT', '/v1/pages', { pages: histories.map((h, i) => ({ url: h.url, importance: 1 + i })) })
-    assert.deepEqual(put.json(), { created: histories.length, updated: 0 })
-
-    // Interleave the pages, cut into batches of varying size; inject duplicates and late crawls.
-    const all = histories.flatMap((h) => h.items).sort((a, b) => Date.parse(a.crawledAt as string) - Date.parse(b.crawledAt as string))
-    const r = seeded(77)
-    let expectedDuplicates = 0
-    let expectedLate = 0
-    let i = 0
-    while (i < all.length) {
-      const size = 1 + Math.floor(r.next() * 60)
-      const batch = all.slice(i, i + size)
-      const extra: Record<string, unknown>[] = []
-      if (i > 0 && r.next() < 0.5) {
-        extra.push({ ...all[i - 1]! }) // a repeat of a stored crawl
-        expectedDuplicates++
-      }
-      i += size
-      const res = await postObservations([...batch, ...extra])
-      assert.equal(res.statusCode, 200, res.body)
-      const body = res.json()
-      assert.equal(body.accepted + body.duplicates + body.late + body.rejected.length, batch.length + extra.length)
-      assert.deepEqual(body.rejected, [])
-      assert.equal(body.accepted, batch.length)
-    }
-    // A late crawl between two stored crawls of page 0: stored, counted as late, not applied.
-    const h0 = histories[0]!
-    const lateAt = (h0.times[10]! + h0.times[11]!) / 2
-    const late = await postObservations([{ url: h0.url, crawledAt: iso(Math.floor(lateAt)), changed: true }])
-    assert.deepEqual(late.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [] })
-    expectedLate++
-    assert.ok(expectedDuplicates > 0 && expectedLate === 1)
+  it('registered pages report seeded histories in interleaved batches', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const histories = await seedHistories(api(t))
+    const pages = (await api(t).call('GET', '/v1/pages')).json().pages
+    assert.deepEqual(pages.map((p: { url: string }) => p.url).sort(), histories.map((h) => h.url).sort())
   })
 
-  it('naive, lln and sa agree to 1e-6 relative; mle within 2 % of the exact MLE; counters and times match', async () => {
+  it('naive, lln and sa agree to 1e-6 relative; mle within 2 % of the exact MLE; counters and times match', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
+    const histories = await seedHistories(api(t))
     for (const [i, h] of histories.entries()) {
       const res = await byUrl(h.url)
       assert.equal(res.statusCode, 200)
       const page = res.json()
-      const ref = reference(h.intervals, GAMMA, Y0)
+      const ref = referenceEstimates(h.intervals, GAMMA, Y0)
       const what = `page ${i} (${h.url})`
       assertRel(page.estimates.naive, ref.naive, 1e-6, `${what} naive`)
       assertRel(page.estimates.lln, ref.lln, 1e-6, `${what} lln`)
       assertRel(page.estimates.sa, ref.sa, 1e-6, `${what} sa`)
-      assertRel(page.estimates.mle, exactMle(h.intervals), 0.02, `${what} mle`)
+      assertRel(page.estimates.mle, referenceExactMle(h.intervals), 0.02, `${what} mle`)
       assertRel(page.estimates.choGm, ref.choGm, 1e-6, `${what} choGm`)
       assert.equal(page.estimator, 'mleAdaptive')
       assert.equal(page.changesPerDay, page.estimates[page.estimator])
-      assert.equal(page.crawls, h.items.length + (i === 0 ? 1 : 0))
+      assert.equal(page.crawls, h.items.length)
       assert.equal(page.intervals, h.intervals.length)
       assert.equal(page.changes, h.intervals.filter((x) => x.changed).length)
       assert.equal(page.firstCrawledAt, iso(h.times[0]!))
@@ -229,7 +211,7 @@ describe('contract: estimates against an independent implementation of MATH.md 1
       assert.equal(page.host, `est${i % 3}.example`)
       assert.ok(page.crawlsPerDay > 0)
       // Periodic schedule (the default): next crawl = last crawl + 1/ρ days.
-      assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (h.times.at(-1)! + DAY_MS / page.crawlsPerDay)) <= 1, `${what} nextCrawlAt`)
+      assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (h.times.at(-1)! + MS_PER_DAY / page.crawlsPerDay)) <= 1, `${what} nextCrawlAt`)
       assert.ok(page.expectedFreshness >= 0 && page.expectedFreshness <= 1)
       assert.deepEqual((await call('GET', `/v1/pages/${page.id}`)).json(), page)
 
@@ -237,36 +219,43 @@ describe('contract: estimates against an independent implementation of MATH.md 1
       const est = (await call('GET', `/v1/pages/${page.id}/estimates`)).json()
       const named = new Map(est.estimators.map((e: { name: string; changesPerDay: number }) => [e.name, e.changesPerDay]))
       for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm']) assert.equal(named.get(name), page.estimates[name], `${what} estimates ${name}`)
-      assertRel(named.get('mleExact'), exactMle(h.intervals), 1e-6, `${what} mleExact`)
+      assertRel(named.get('mleExact'), referenceExactMle(h.intervals), 1e-6, `${what} mleExact`)
       assert.equal(est.intervals, h.intervals.length)
     }
   })
 
-  it('switching the scheduling estimator re-derives changesPerDay from the same state', async () => {
+  it('switching the scheduling estimator re-derives changesPerDay from the same state', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
+    const histories = await seedHistories(api(t))
     for (const name of ['naive', 'lln', 'sa', 'mle'] as const) {
       assert.equal((await call('PATCH', '/v1/settings', { estimator: name })).statusCode, 200)
       const page = (await byUrl(histories[1]!.url)).json()
       assert.equal(page.estimator, name)
       assert.equal(page.changesPerDay, page.estimates[name])
     }
-    const ref = reference(histories[1]!.intervals, GAMMA, Y0)
+    const ref = referenceEstimates(histories[1]!.intervals, GAMMA, Y0)
     assertRel((await byUrl(histories[1]!.url)).json().estimates.lln, ref.lln, 1e-6, 'lln after settings changes')
   })
 
-  it('a Poisson schedule draws the next crawl after the last one', async () => {
+  it('a Poisson schedule draws the next crawl after the last one', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
+    const histories = await seedHistories(api(t))
     assert.equal((await call('PATCH', '/v1/settings', { schedule: 'poisson' })).statusCode, 200)
     const page = (await byUrl(histories[0]!.url)).json()
     assert.ok(Date.parse(page.nextCrawlAt) >= Date.parse(page.lastCrawledAt))
-    assert.equal((await call('PATCH', '/v1/settings', { schedule: 'periodic' })).statusCode, 200)
   })
 })
 
 describe('contract: observation rules', () => {
-  it('first crawl is the baseline; from the second on, changed or contentHash is required', async () => {
+  it('first crawl is the baseline; from the second on, changed or contentHash is required', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { postObservations, byUrl } = api(t)
     const url = 'https://rules.example/baseline'
-    const base = T0 - 20 * DAY_MS
+    const base = T0 - 20 * MS_PER_DAY
     const first = await postObservations([{ url, crawledAt: iso(base), changed: true }])
-    assert.deepEqual(first.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(first.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     let page = (await byUrl(url)).json()
     assert.equal(page.crawls, 1)
     assert.equal(page.intervals, 0)
@@ -277,8 +266,8 @@ describe('contract: observation rules', () => {
     for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm']) assert.equal(page.estimates[name], null, `estimates.${name} before any interval`)
 
     const second = await postObservations([
-      { url, crawledAt: iso(base + DAY_MS) }, // neither changed nor contentHash
-      { url, crawledAt: iso(base + 2 * DAY_MS), changed: false },
+      { url, crawledAt: iso(base + MS_PER_DAY) }, // neither changed nor contentHash
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), changed: false },
     ])
     const body = second.json()
     assert.equal(body.accepted, 1)
@@ -292,8 +281,8 @@ describe('contract: observation rules', () => {
 
     // A rejected item stores nothing, so a corrected report of the same crawl is no duplicate.
     const fixed = await postObservations([
-      { url, crawledAt: iso(base + 3 * DAY_MS), httpStatus: 200 },
-      { url, crawledAt: iso(base + 3 * DAY_MS), changed: true },
+      { url, crawledAt: iso(base + 3 * MS_PER_DAY), httpStatus: 200 },
+      { url, crawledAt: iso(base + 3 * MS_PER_DAY), changed: true },
     ])
     assert.deepEqual(fixed.json().rejected.map((r: { index: number }) => r.index), [0])
     assert.equal(fixed.json().accepted, 1)
@@ -301,16 +290,18 @@ describe('contract: observation rules', () => {
     assert.equal((await byUrl(url)).json().changes, 1)
   })
 
-  it('contentHash: a change is a hash that differs from the previous crawl’s', async () => {
+  it('contentHash: a change is a hash that differs from the previous crawl’s', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
     const url = 'https://rules.example/hash'
-    const base = T0 - 10 * DAY_MS
+    const base = T0 - 10 * MS_PER_DAY
     const hashes = ['a', 'a', 'b', 'b', 'c', 'a']
-    const res = await postObservations(hashes.map((h, i) => ({ url, crawledAt: iso(base + i * DAY_MS), contentHash: `sha256:${h}` })))
-    assert.deepEqual(res.json(), { accepted: 6, duplicates: 0, late: 0, rejected: [] })
+    const res = await postObservations(hashes.map((h, i) => ({ url, crawledAt: iso(base + i * MS_PER_DAY), contentHash: `sha256:${h}` })))
+    assert.deepEqual(res.json(), { accepted: 6, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const page = (await byUrl(url)).json()
     assert.equal(page.intervals, 5)
     assert.equal(page.changes, 3)
-    assert.equal(page.lastChangedAt, iso(base + 5 * DAY_MS))
+    assert.equal(page.lastChangedAt, iso(base + 5 * MS_PER_DAY))
     assertRel(page.estimates.naive, 3 / 5, 1e-12, 'naive')
     const hist = (await call('GET', `/v1/pages/${page.id}/observations`)).json()
     assert.deepEqual(
@@ -321,28 +312,30 @@ describe('contract: observation rules', () => {
 
     // "unchanged" without a hash keeps the known content: the next hash compares with it.
     const more = await postObservations([
-      { url, crawledAt: iso(base + 6 * DAY_MS), changed: false },
-      { url, crawledAt: iso(base + 7 * DAY_MS), contentHash: 'sha256:a' },
-      { url, crawledAt: iso(base + 8 * DAY_MS), contentHash: 'sha256:d' },
+      { url, crawledAt: iso(base + 6 * MS_PER_DAY), changed: false },
+      { url, crawledAt: iso(base + 7 * MS_PER_DAY), contentHash: 'sha256:a' },
+      { url, crawledAt: iso(base + 8 * MS_PER_DAY), contentHash: 'sha256:d' },
     ])
-    assert.deepEqual(more.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(more.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const after = (await byUrl(url)).json()
     assert.equal(after.intervals, 8)
     assert.equal(after.changes, 4)
   })
 
-  it('duplicates, late crawls and future crawls are classified per item; the four counts add up', async () => {
+  it('duplicates, late crawls and future crawls are classified per item; the four counts add up', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
     const url = 'https://rules.example/classes'
-    const base = T0 - 10 * DAY_MS
+    const base = T0 - 10 * MS_PER_DAY
     await postObservations([
       { url, crawledAt: iso(base) },
-      { url, crawledAt: iso(base + 2 * DAY_MS), changed: true },
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), changed: true },
     ])
     const before = (await byUrl(url)).json()
     const res = await postObservations([
-      { url, crawledAt: iso(base + 2 * DAY_MS), changed: false }, // 0: repeat of the latest crawl
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), changed: false }, // 0: repeat of the latest crawl
       { url: 'HTTPS://RULES.example:443/classes#x', crawledAt: '2026-11-12T00:00:00+00:00', changed: true }, // 1: same crawl as the baseline
-      { url, crawledAt: iso(base + DAY_MS), changed: false }, // 2: late
+      { url, crawledAt: iso(base + MS_PER_DAY), changed: false }, // 2: late
       { url, crawledAt: iso(T0 + 5 * 60_000 + 1000), changed: true }, // 3: > 5 min in the future
       { url, crawledAt: iso(T0 + 4 * 60_000), changed: true }, // 4: within the skew allowance
       { url, crawledAt: iso(T0 + 4 * 60_000), changed: true }, // 5: duplicate within the batch
@@ -361,43 +354,50 @@ describe('contract: observation rules', () => {
 
     const page = (await byUrl(url)).json()
     assert.equal(page.crawls, before.crawls + 2) // the late crawl and the one at T0 + 4 min
-    assert.equal(page.intervals, before.intervals + 1)
+    // The late crawl is folded in: base → +1 d (unchanged) and +1 d → +2 d (changed) replace base → +2 d.
+    assert.equal(page.intervals, before.intervals + 2)
     assert.equal(page.lastCrawledAt, iso(T0 + 4 * 60_000))
     const hist = (await call('GET', `/v1/pages/${page.id}/observations`)).json()
-    const late = hist.observations.find((o: { crawledAt: string }) => o.crawledAt === iso(base + DAY_MS))
+    const late = hist.observations.find((o: { crawledAt: string }) => o.crawledAt === iso(base + MS_PER_DAY))
     assert.equal(late.late, true)
-    assert.equal(late.applied, false)
+    assert.equal(late.applied, true)
+    assert.equal(late.changed, false)
+    assert.equal(late.intervalSeconds, 86_400)
 
     // A late crawl before the baseline is the page's first crawl; the estimators do not move.
-    const early = await postObservations([{ url, crawledAt: iso(base - DAY_MS), changed: true }])
-    assert.deepEqual(early.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [] })
+    const early = await postObservations([{ url, crawledAt: iso(base - MS_PER_DAY), changed: true }])
+    assert.deepEqual(early.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [], leaseNotCompleted: [] })
     const after = (await byUrl(url)).json()
-    assert.equal(after.firstCrawledAt, iso(base - DAY_MS))
+    assert.equal(after.firstCrawledAt, iso(base - MS_PER_DAY))
     assert.equal(after.crawls, page.crawls + 1)
     assert.deepEqual(after.estimates, page.estimates)
   })
 
-  it('a page’s items within one batch are applied in crawl-time order, whatever their order in the batch', async () => {
+  it('a page’s items within one batch are applied in crawl-time order, whatever their order in the batch', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
     const url = 'https://rules.example/unsorted'
-    const base = T0 - 6 * DAY_MS
+    const base = T0 - 6 * MS_PER_DAY
     const res = await postObservations([
-      { url, crawledAt: iso(base + 3 * DAY_MS), changed: true },
+      { url, crawledAt: iso(base + 3 * MS_PER_DAY), changed: true },
       { url, crawledAt: iso(base) },
-      { url, crawledAt: iso(base + DAY_MS), changed: false },
+      { url, crawledAt: iso(base + MS_PER_DAY), changed: false },
     ])
-    assert.deepEqual(res.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(res.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const page = (await byUrl(url)).json()
     assert.equal(page.intervals, 2)
     assert.equal(page.changes, 1)
     assertRel(page.estimates.naive, 1 / 3, 1e-12, 'naive')
     const settings = (await call('GET', '/v1/settings')).json()
-    const ref = reference([{ days: 1, changed: false }, { days: 2, changed: true }], settings.sa.gamma, settings.defaultChangesPerDay)
+    const ref = referenceEstimates([{ days: 1, changed: false }, { days: 2, changed: true }], settings.sa.gamma, settings.defaultChangesPerDay)
     assertRel(page.estimates.sa, ref.sa, 1e-9, 'sa')
   })
 
-  it('malformed bodies, wrong types and oversized batches are refused whole; nothing is applied', async () => {
+  it('malformed bodies, wrong types and oversized batches are refused whole; nothing is applied', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
     const url = 'https://rules.example/untouched'
-    const valid = { url, crawledAt: iso(T0 - DAY_MS) }
+    const valid = { url, crawledAt: iso(T0 - MS_PER_DAY) }
     const raw = (payload: string, contentType?: string) =>
       t.app.inject({ method: 'POST', url: '/v1/observations', payload, headers: contentType ? { 'content-type': contentType } : {} })
     const cases: [string, Promise<any>][] = [
@@ -422,7 +422,7 @@ describe('contract: observation rules', () => {
       const p = assertProblem(res, 400, what)
       if (what === 'changed not boolean') assert.deepEqual(p.errors.map((e: { path: string }) => e.path), ['/body/observations/1/changed'])
     }
-    const tooMany = await postObservations(Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}`, crawledAt: iso(T0 - DAY_MS) })))
+    const tooMany = await postObservations(Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}`, crawledAt: iso(T0 - MS_PER_DAY) })))
     assertProblem(tooMany, 413, 'too many items')
     const pagesTooMany = await call('PUT', '/v1/pages', { pages: Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}` })) })
     assertProblem(pagesTooMany, 413, 'too many pages')
@@ -430,24 +430,36 @@ describe('contract: observation rules', () => {
     assert.equal((await byUrl('https://rules.example/many/0')).statusCode, 404)
   })
 
-  it('with registration of unknown URLs off, their items are rejected by index', async () => {
+  it('with registration of unknown URLs off, their items are rejected by index', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
+    const known = 'https://rules.example/known'
+    assert.equal((await call('PUT', '/v1/pages', { pages: [{ url: known }] })).statusCode, 200)
     assert.equal((await call('PATCH', '/v1/settings', { registerUnknownPages: false })).statusCode, 200)
-    const known = 'https://rules.example/hash'
     const res = await postObservations([
-      { url: 'https://rules.example/stranger', crawledAt: iso(T0 - DAY_MS) },
-      { url: known, crawledAt: iso(T0 - DAY_MS / 2), changed: false },
+      { url: 'https://rules.example/stranger', crawledAt: iso(T0 - MS_PER_DAY) },
+      { url: known, crawledAt: iso(T0 - MS_PER_DAY / 2), changed: false },
     ])
     assert.equal(res.json().accepted, 1)
     assert.deepEqual(res.json().rejected.map((r: { index: number }) => r.index), [0])
     assert.equal((await byUrl('https://rules.example/stranger')).statusCode, 404)
-    assert.equal((await call('PATCH', '/v1/settings', { registerUnknownPages: true })).statusCode, 200)
   })
 })
 
-describe('contract: pages', () => {
-  const urls = ['https://pg-a.example/1', 'https://pg-a.example/2', 'https://pg-b.example/1', 'https://pg-a.example/3', 'https://pg-b.example:8443/2']
+/** Pages on three hosts (one with a port), with importance 0.5 … 4.5 and the first with its own bounds. */
+const urls = ['https://pg-a.example/1', 'https://pg-a.example/2', 'https://pg-b.example/1', 'https://pg-a.example/3', 'https://pg-b.example:8443/2']
+async function registerPages({ call }: Api): Promise<void> {
+  const res = await call('PUT', '/v1/pages', {
+    pages: urls.map((url, i) => ({ url, importance: i + 0.5, ...(i === 0 ? { minCrawlsPerDay: 0.1, maxCrawlsPerDay: 48 } : {}) })),
+  })
+  assert.deepEqual(res.json(), { created: urls.length, updated: 0 })
+}
 
-  it('PUT /v1/pages validates every item; a bad item writes nothing', async () => {
+describe('contract: pages', () => {
+
+  it('PUT /v1/pages validates every item; a bad item writes nothing', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
     const bad: [string, unknown][] = [
       ['importance negative', { pages: [{ url: urls[0] }, { url: urls[1], importance: -1 }] }],
       ['importance a string', { pages: [{ url: urls[0], importance: '2' }] }],
@@ -470,11 +482,10 @@ describe('contract: pages', () => {
     assert.equal((await byUrl(urls[0]!)).statusCode, 404)
   })
 
-  it('PUT /v1/pages creates and updates; bounds and importance round-trip', async () => {
-    const res = await call('PUT', '/v1/pages', {
-      pages: urls.map((url, i) => ({ url, importance: i + 0.5, ...(i === 0 ? { minCrawlsPerDay: 0.1, maxCrawlsPerDay: 48 } : {}) })),
-    })
-    assert.deepEqual(res.json(), { created: 5, updated: 0 })
+  it('PUT /v1/pages creates and updates; bounds and importance round-trip', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
+    await registerPages(api(t))
     const again = await call('PUT', '/v1/pages', { pages: [{ url: urls[0], importance: 2.5, maxCrawlsPerDay: 48 }] })
     assert.deepEqual(again.json(), { created: 0, updated: 1 })
     const page = (await byUrl(urls[0]!)).json()
@@ -491,7 +502,10 @@ describe('contract: pages', () => {
     }
   })
 
-  it('GET /v1/pages pages through every page once with the cursor, optionally by host', async () => {
+  it('GET /v1/pages pages through every page once with the cursor, optionally by host', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
+    await registerPages(api(t))
     const seen: string[] = []
     let cursor: string | null = null
     let rounds = 0
@@ -529,7 +543,10 @@ describe('contract: pages', () => {
     assert.equal(huge.json().pages.length, seen.length)
   })
 
-  it('by-url normalises scheme, host, default port and fragment; unknown → 404, malformed → 400', async () => {
+  it('by-url normalises scheme, host, default port and fragment; unknown → 404, malformed → 400', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, byUrl } = api(t)
+    await registerPages(api(t))
     const page = (await byUrl(urls[1]!)).json()
     for (const spelling of ['HTTPS://PG-A.example/2', 'https://pg-a.EXAMPLE:443/2#frag', 'https://pg-a.example/2#']) {
       const res = await byUrl(spelling)
@@ -549,7 +566,9 @@ describe('contract: pages', () => {
     assert.equal(c.host, 'pg-c.example')
   })
 
-  it('an id that names no page is 404 on every page route, whatever its form', async () => {
+  it('an id that names no page is 404 on every page route, whatever its form', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
     for (const id of ['987654321', '0', '-1', 'abc', 'does-not-exist', '99999999999999999999999', '9223372036854775808']) {
       assertProblem(await call('GET', `/v1/pages/${id}`), 404, id)
       assertProblem(await call('GET', `/v1/pages/${id}/observations`), 404, id)
@@ -558,9 +577,12 @@ describe('contract: pages', () => {
     }
   })
 
-  it('observations page newest first; nextCursor is the next `before`', async () => {
+  it('observations page newest first; nextCursor is the next `before`', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
+    await registerPages(api(t))
     const url = urls[2]!
-    const times = Array.from({ length: 7 }, (_, i) => T0 - (10 - i) * DAY_MS)
+    const times = Array.from({ length: 7 }, (_, i) => T0 - (10 - i) * MS_PER_DAY)
     await postObservations(times.map((at, i) => ({ url, crawledAt: iso(at), ...(i > 0 ? { changed: i % 2 === 0 } : {}) })))
     const page = (await byUrl(url)).json()
     const got: string[] = []
@@ -581,9 +603,14 @@ describe('contract: pages', () => {
     assert.ok(Array.isArray(est.json().estimators))
   })
 
-  it('DELETE /v1/pages/{id} deletes the page and its history', async () => {
+  it('DELETE /v1/pages/{id} deletes the page and its history', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations, byUrl } = api(t)
+    await registerPages(api(t))
     const url = urls[2]!
+    await postObservations([0, 1, 2].map((i) => ({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), ...(i > 0 ? { changed: true } : {}) })))
     const page = (await byUrl(url)).json()
+    assert.equal(page.crawls, 3)
     const del = await call('DELETE', `/v1/pages/${page.id}`)
     assert.equal(del.statusCode, 204)
     assertProblem(await call('GET', `/v1/pages/${page.id}`), 404)
@@ -591,8 +618,8 @@ describe('contract: pages', () => {
     assertProblem(await byUrl(url), 404)
     assertProblem(await call('DELETE', `/v1/pages/${page.id}`), 404)
     // Reporting the URL again starts a new page with a fresh history.
-    const res = await postObservations([{ url, crawledAt: iso(T0 - 5 * DAY_MS), changed: true }])
-    assert.deepEqual(res.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [] })
+    const res = await postObservations([{ url, crawledAt: iso(T0 - 5 * MS_PER_DAY), changed: true }])
+    assert.deepEqual(res.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const fresh = (await byUrl(url)).json()
     assert.notEqual(fresh.id, page.id)
     assert.equal(fresh.crawls, 1)
@@ -602,7 +629,9 @@ describe('contract: pages', () => {
 })
 
 describe('contract: settings, hosts, schedule, optimiser, leases', () => {
-  it('GET /v1/settings has every documented field; PATCH refuses bad values and changes nothing', async () => {
+  it('GET /v1/settings has every documented field; PATCH refuses bad values and changes nothing', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
     const before = (await call('GET', '/v1/settings')).json()
     for (const key of ['budgetCrawlsPerDay', 'objective', 'schedule', 'estimator', 'defaultChangesPerDay', 'minCrawlsPerDay', 'maxCrawlsPerDay', 'reoptimizeSeconds', 'lln', 'sa']) {
       assert.ok(key in before, key)
@@ -661,10 +690,13 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assertProblem(poisoned, 400, '__proto__')
   })
 
-  it('PUT, GET and DELETE /v1/hosts', async () => {
+  it('PUT, GET and DELETE /v1/hosts', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
+    await registerPages(api(t))
     const put = await call('PUT', '/v1/hosts/PG-A.example', { maxCrawlsPerDay: 500, minDelaySeconds: 2 })
     assert.equal(put.statusCode, 200, put.body)
-    assert.deepEqual(put.json(), { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, pages: 3 })
+    assert.deepEqual(put.json(), { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 2, pages: 3 })
     const nullable = await call('PUT', '/v1/hosts/pg-b.example', { maxCrawlsPerDay: null, minDelaySeconds: 1.5 })
     assert.equal(nullable.statusCode, 200, nullable.body)
     const partial = await call('PUT', '/v1/hosts/only-delay.example', { minDelaySeconds: 3 })
@@ -672,7 +704,7 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(partial.json().maxCrawlsPerDay, null)
     const list = (await call('GET', '/v1/hosts')).json()
     const a = list.hosts.find((h: { host: string }) => h.host === 'pg-a.example')
-    assert.deepEqual(a, { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, pages: 3 })
+    assert.deepEqual(a, { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 2, pages: 3 })
     for (const h of list.hosts) for (const key of ['host', 'maxCrawlsPerDay', 'minDelaySeconds', 'pages']) assert.ok(key in h, key)
 
     for (const [what, body] of [
@@ -693,7 +725,10 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.ok(!(await call('GET', '/v1/hosts')).json().hosts.some((h: { host: string }) => h.host === 'pg-a.example'))
   })
 
-  it('GET /v1/schedule lists upcoming crawls in due order', async () => {
+  it('GET /v1/schedule lists upcoming crawls in due order', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
+    await registerPages(api(t))
     const res = await call('GET', '/v1/schedule?limit=50')
     assert.equal(res.statusCode, 200)
     const items = res.json().items
@@ -708,7 +743,11 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal((await call('GET', '/v1/schedule?limit=&until=')).statusCode, 200)
   })
 
-  it('POST /v1/optimize reports λ, pages, pagesCrawled, budget, freshness and duration; infeasible → 422', async () => {
+  it('POST /v1/optimize reports λ, pages, pagesCrawled, budget, freshness and duration; infeasible → 422', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
+    await seedHistories(api(t))
+    await registerPages(api(t))
     assert.equal((await call('PATCH', '/v1/settings', { objective: 'freshness', budgetCrawlsPerDay: 40, minCrawlsPerDay: 0.01 })).statusCode, 200)
     const res = await call('POST', '/v1/optimize')
     assert.equal(res.statusCode, 200, res.body)
@@ -752,10 +791,11 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal((await call('PATCH', '/v1/settings', { minCrawlsPerDay: 10 })).statusCode, 200)
     const infeasible = await call('POST', '/v1/optimize')
     assertProblem(infeasible, 422, 'infeasible')
-    assert.equal((await call('PATCH', '/v1/settings', { minCrawlsPerDay: 0.01, objective: 'freshness-periodic' })).statusCode, 200)
   })
 
-  it('POST /v1/leases hands out due pages with the documented fields; the observation completes the lease', async () => {
+  it('POST /v1/leases hands out due pages with the documented fields; the observation completes the lease', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call, postObservations } = api(t)
     const url = 'https://lease.example/a'
     await call('PUT', '/v1/pages', { pages: [{ url }] })
     const res = await call('POST', '/v1/leases', { worker: 'crawler-7', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })
@@ -764,13 +804,13 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(typeof grant.leaseId, 'string')
     assert.equal(grant.expiresAt, iso(T0 + 300_000))
     assert.equal(grant.pages.length, 1)
-    assert.deepEqual(Object.keys(grant.pages[0]).sort(), ['dueAt', 'host', 'id', 'url'])
+    assert.deepEqual(Object.keys(grant.pages[0]).sort(), ['contentHash', 'dueAt', 'etag', 'host', 'id', 'lastModified', 'url'])
     assert.equal(grant.pages[0].url, url)
     assert.equal(grant.pages[0].host, 'lease.example')
     const again = (await call('POST', '/v1/leases', { worker: 'crawler-8', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })).json()
     assert.equal(again.pages.length, 0, 'a leased page is not handed out twice')
     const done = await postObservations([{ url, crawledAt: iso(T0), contentHash: 'x', leaseId: grant.leaseId }])
-    assert.deepEqual(done.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(done.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     assertProblem(await call('DELETE', `/v1/leases/${grant.leaseId}`), 404, 'completed lease')
     for (const [what, body] of [
       ['no worker', { limit: 1 }],
@@ -786,34 +826,32 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
 })
 
 describe('contract: authentication', () => {
-  it('401 without or with an unknown key, 403 for a missing role, as problem+json', async () => {
-    const secured = await startTestApp({ loopbackOnly: false })
-    try {
-      const reader = await createApiKey(secured.db.pool, { name: 'dash', role: 'reader' })
-      const crawler = await createApiKey(secured.db.pool, { name: 'fleet', role: 'crawler' })
-      const admin = await createApiKey(secured.db.pool, { name: 'ops', role: 'admin' })
-      const as = (key: string | null, method: Method, url: string, payload?: unknown) =>
-        secured.app.inject({ method, url, ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), ...(payload === undefined ? {} : { payload: payload as object }) })
-      assertProblem(await as(null, 'GET', '/v1/pages'), 401, 'no key')
-      assertProblem(await as('not-a-key', 'GET', '/v1/pages'), 401, 'unknown key')
-      assertProblem(await as(crawler.key, 'GET', '/v1/pages'), 403, 'crawler reads')
-      assertProblem(await as(reader.key, 'POST', '/v1/observations', { observations: [] }), 403, 'reader reports')
-      assertProblem(await as(crawler.key, 'PATCH', '/v1/settings', { budgetCrawlsPerDay: 5 }), 403, 'crawler patches')
-      assertProblem(await as(reader.key, 'POST', '/v1/optimize'), 403, 'reader optimises')
-      assertProblem(await as(crawler.key, 'DELETE', '/v1/pages/1'), 403, 'crawler deletes')
-      assertProblem(await as(reader.key, 'PUT', '/v1/hosts/x.example', { maxCrawlsPerDay: 1, minDelaySeconds: 1 }), 403, 'reader sets hosts')
-      assert.equal((await as(reader.key, 'GET', '/v1/settings')).statusCode, 200)
-      assert.equal((await as(crawler.key, 'POST', '/v1/leases', { worker: 'w' })).statusCode, 200)
-      assert.equal((await as(admin.key, 'GET', '/v1/pages')).statusCode, 200)
-      assert.equal((await as(admin.key, 'POST', '/v1/observations', { observations: [] })).statusCode, 200)
-    } finally {
-      await secured.close()
-    }
+  it('401 without or with an unknown key, 403 for a missing role, as problem+json', async (ctx) => {
+    const secured = await testAppFor(ctx, { loopbackOnly: false })
+    const reader = await createApiKey(secured.db, { name: 'dash', role: 'reader' })
+    const crawler = await createApiKey(secured.db, { name: 'fleet', role: 'crawler' })
+    const admin = await createApiKey(secured.db, { name: 'ops', role: 'admin' })
+    const as = (key: string | null, method: Method, url: string, payload?: unknown) =>
+      secured.app.inject({ method, url, ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), ...(payload === undefined ? {} : { payload: payload as object }) })
+    assertProblem(await as(null, 'GET', '/v1/pages'), 401, 'no key')
+    assertProblem(await as('not-a-key', 'GET', '/v1/pages'), 401, 'unknown key')
+    assertProblem(await as(crawler.key, 'GET', '/v1/pages'), 403, 'crawler reads')
+    assertProblem(await as(reader.key, 'POST', '/v1/observations', { observations: [] }), 403, 'reader reports')
+    assertProblem(await as(crawler.key, 'PATCH', '/v1/settings', { budgetCrawlsPerDay: 5 }), 403, 'crawler patches')
+    assertProblem(await as(reader.key, 'POST', '/v1/optimize'), 403, 'reader optimises')
+    assertProblem(await as(crawler.key, 'DELETE', '/v1/pages/1'), 403, 'crawler deletes')
+    assertProblem(await as(reader.key, 'PUT', '/v1/hosts/x.example', { maxCrawlsPerDay: 1, minDelaySeconds: 1 }), 403, 'reader sets hosts')
+    assert.equal((await as(reader.key, 'GET', '/v1/settings')).statusCode, 200)
+    assert.equal((await as(crawler.key, 'POST', '/v1/leases', { worker: 'w' })).statusCode, 200)
+    assert.equal((await as(admin.key, 'GET', '/v1/pages')).statusCode, 200)
+    assert.equal((await as(admin.key, 'POST', '/v1/observations', { observations: [] })).statusCode, 200)
   })
 })
 
 describe('contract: conflicts', () => {
-  it('a unique constraint lost to a concurrent writer is 409 problem+json, not 500', async () => {
+  it('a unique constraint lost to a concurrent writer is 409 problem+json, not 500', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { call } = api(t)
     // Stand-in for a race: a constraint the service does not expect makes the second write collide.
     await t.db.pool.query('CREATE UNIQUE INDEX contract_one_delay ON hosts (min_delay_seconds)')
     try {

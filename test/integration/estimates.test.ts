@@ -1,31 +1,25 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { ESTIMATOR_NAMES } from '../../src/math/estimators/index.ts'
 import { createRandom } from '../../src/math/random.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
-
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
+import { T0, iso, testAppFor } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
 
 /** A page that changes as a Poisson process (rate Δ) crawled at Poisson times (rate p), reporting Last-Modified. */
 function simulatedHistory(url: string, changesPerDay: number, crawlsPerDay: number, crawls: number, seed: number) {
   const random = createRandom(seed)
-  const startMs = T0 - 400 * DAY_MS
-  let nextChangeMs = startMs + random.exponential(changesPerDay) * DAY_MS
-  let lastChangeMs = startMs - DAY_MS
+  const startMs = T0 - 400 * MS_PER_DAY
+  let nextChangeMs = startMs + random.exponential(changesPerDay) * MS_PER_DAY
+  let lastChangeMs = startMs - MS_PER_DAY
   let atMs = startMs
   const items: Record<string, unknown>[] = []
   for (let k = 0; k < crawls; k++) {
-    atMs += Math.max(1000, Math.round(random.exponential(crawlsPerDay) * DAY_MS))
+    atMs += Math.max(1000, Math.round(random.exponential(crawlsPerDay) * MS_PER_DAY))
     let changed = false
     while (nextChangeMs <= atMs) {
       changed = true
       lastChangeMs = nextChangeMs
-      nextChangeMs += random.exponential(changesPerDay) * DAY_MS
+      nextChangeMs += random.exponential(changesPerDay) * MS_PER_DAY
     }
     items.push({ url, crawledAt: iso(atMs), ...(k > 0 ? { changed } : {}), lastModified: iso(Math.floor(lastChangeMs / 1000) * 1000) })
   }
@@ -33,7 +27,8 @@ function simulatedHistory(url: string, changesPerDay: number, crawlsPerDay: numb
 }
 
 describe('GET /v1/pages/{id}/estimates', () => {
-  it('reports every estimator with the exact MLE, its confidence interval and the update distribution', async () => {
+  it('reports every estimator with the exact MLE, its confidence interval and the update distribution', async (ctx) => {
+    const t = await testAppFor(ctx)
     const url = 'https://est.example/page'
     const items = simulatedHistory(url, 0.5, 1, 300, 11)
     const post = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })
@@ -45,7 +40,7 @@ describe('GET /v1/pages/{id}/estimates', () => {
     assert.equal(body.intervals, 299)
     assert.equal(body.historyObservations, 300)
     const byName = new Map(body.estimators.map((e: { name: string }) => [e.name, e]))
-    for (const name of ['naive', 'lln', 'sa', 'mle', 'momentMatching', 'choGm', 'lastModified', 'mleExact', 'momentMatchingExact']) {
+    for (const name of [...ESTIMATOR_NAMES, 'mleExact', 'momentMatchingExact']) {
       assert.ok(byName.has(name), `missing ${name}`)
     }
     const exact = byName.get('mleExact') as { changesPerDay: number; ci95: [number, number] }
@@ -55,12 +50,55 @@ describe('GET /v1/pages/{id}/estimates', () => {
     assert.ok(exact.ci95[0] < 0.5 && 0.5 < exact.ci95[1], `true rate 0.5 inside ${exact.ci95}`)
     const probability = body.changeClasses.reduce((s: number, c: { probability: number }) => s + c.probability, 0)
     assert.ok(Math.abs(probability - 1) < 1e-9)
-    assert.equal(body.updateDistribution.method, 'M2')
-    assert.ok(body.updateDistribution.points.length > 3)
-    assert.ok(body.localRate === null || body.localRate.changesPerDay > 0)
+    const dist = body.updateDistribution
+    assert.equal(dist.method, 'M2')
+    assert.ok(dist.ageCdf.length > 3)
+    assert.ok(dist.intervalCdf.length > 0, 'F_U is identified from Last-Modified ages')
+    assert.ok(dist.intervalCdf.every((p: { cdf: number }, i: number, all: { cdf: number }[]) => i === 0 || p.cdf >= all[i - 1]!.cdf))
+    assert.ok(Math.abs(dist.meanUpdateIntervalDays - 2) < 0.6, `1/μ ${dist.meanUpdateIntervalDays} for a true 2 days`)
+    assert.notEqual(dist.poissonFit.verdict, 'not-poisson', dist.poissonFit.note)
+    assert.ok(dist.poissonFit.pValue > dist.poissonFit.level && dist.poissonFit.distance < dist.poissonFit.distanceBand95 * 1.5)
+    assert.deepEqual(dist.comparisons.map((c: { method: string }) => c.method), ['M1'])
+    const local = body.localRate
+    assert.ok(local.changesPerDay > 0)
+    assert.deepEqual(local.estimators.map((e: { name: string }) => e.name), ['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative'])
+    assert.ok(local.windows.length >= 1)
+    const windows = local.windows as { from: string; to: string; points: number }[]
+    assert.equal(windows[windows.length - 1]!.from, local.windowStart, 'the last window is the current one')
+    for (let i = 1; i < windows.length; i++) assert.equal(windows[i]!.from, windows[i - 1]!.to, 'windows are contiguous')
   })
 
-  it('a page with no history has only empty estimates', async () => {
+  it('periodic crawls of a Poisson page without Last-Modified (μΔ = 2): M4, rate not identified, not labelled non-Poisson', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const url = 'https://est.example/periodic'
+    const random = createRandom(5)
+    const startMs = T0 - 300 * MS_PER_DAY
+    let nextChangeMs = startMs + random.exponential(1) * MS_PER_DAY
+    const items: Record<string, unknown>[] = []
+    for (let k = 0; k < 150; k++) {
+      const atMs = startMs + k * 2 * MS_PER_DAY
+      let changed = false
+      while (nextChangeMs <= atMs) {
+        changed = true
+        nextChangeMs += random.exponential(1) * MS_PER_DAY
+      }
+      items.push({ url, crawledAt: iso(atMs), ...(k > 0 ? { changed } : {}) })
+    }
+    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })).json().accepted, 150)
+    const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${url}` })).json()
+    const dist = (await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/estimates` })).json().updateDistribution
+    assert.equal(dist.method, 'M4')
+    assert.equal(dist.latticeDays, 2)
+    assert.equal(dist.meanUpdateIntervalDays, null)
+    assert.equal(dist.intervalCdf, null)
+    assert.ok(dist.meanUpdateIntervalBoundDays >= 1, `bound ${dist.meanUpdateIntervalBoundDays} ≥ the true 1 day`)
+    assert.notEqual(dist.poissonFit.verdict, 'not-poisson', dist.poissonFit.note)
+    assert.ok(Math.abs(dist.poissonFit.changesPerDay - 1) < 0.35, `Poisson rate ${dist.poissonFit.changesPerDay}`)
+    assert.deepEqual(dist.comparisons.map((c: { method: string }) => c.method), ['M3', 'M5'])
+  })
+
+  it('a page with no history has only empty estimates', async (ctx) => {
+    const t = await testAppFor(ctx)
     const put = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://est.example/new' }] } })
     assert.equal(put.statusCode, 200)
     const page = (await t.app.inject({ method: 'GET', url: '/v1/pages/by-url?url=https://est.example/new' })).json()

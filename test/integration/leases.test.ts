@@ -1,20 +1,22 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { T0, iso, startTestApp, testAppFor } from '../helpers/testApp.ts'
 
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
-
-const lease = (body: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/leases', payload: body })
+/**
+ * A service for one test, with a budget that covers every registration of these tests within the hour
+ * (so their pages are due at once) and leaves the hand-out allowance far above what they take.
+ */
+async function leaseApp(ctx: Parameters<typeof testAppFor>[0]) {
+  const t = await testAppFor(ctx)
+  const res = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 10_000_000 } })
+  assert.equal(res.statusCode, 200, res.body)
+  return { t, lease: (body: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/leases', payload: body }) }
+}
 type Leased = { leaseId: string; expiresAt: string; pages: { id: string; url: string; host: string; dueAt: string }[] }
 
 describe('leases', () => {
-  it('16 concurrent workers drain 2,000 due pages: each handed out exactly once', async () => {
+  it('16 concurrent workers drain 2,000 due pages: each handed out exactly once', async (ctx) => {
+    const { t, lease } = await leaseApp(ctx)
     const urls = Array.from({ length: 2000 }, (_, i) => `https://h${i % 40}.drain.example/p${i}`)
     for (let i = 0; i < urls.length; i += 1000) {
       const res = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: urls.slice(i, i + 1000).map((url) => ({ url })) } })
@@ -45,7 +47,8 @@ describe('leases', () => {
     assert.ok(Date.parse(first.nextCrawlAt) > T0, 'a crawled page is due again only later')
   })
 
-  it('respects a host’s minimum delay between leased pages', async () => {
+  it('respects a host’s minimum delay between leased pages', async (ctx) => {
+    const { t, lease } = await leaseApp(ctx)
     await t.app.inject({
       method: 'PUT',
       url: '/v1/pages',
@@ -65,12 +68,13 @@ describe('leases', () => {
     assert.equal(d.pages.length, 1)
     assert.notEqual(d.pages[0]!.url, a.pages[0]!.url)
     const hosts = (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json()
-    assert.deepEqual(hosts.hosts, [{ host: 'polite.example', maxCrawlsPerDay: null, minDelaySeconds: 60, pages: 5 }])
+    assert.deepEqual(hosts.hosts, [{ host: 'polite.example', maxCrawlsPerDay: null, minDelaySeconds: 60, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 60, pages: 5 }])
     assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/hosts/polite.example' })).statusCode, 204)
     assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/hosts/polite.example' })).statusCode, 404)
   })
 
-  it('expired leases return their pages; an early release returns them at once', async () => {
+  it('expired leases return their pages; an early release returns them at once', async (ctx) => {
+    const { t, lease } = await leaseApp(ctx)
     await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://exp.example/1' }, { url: 'https://exp.example/2' }] } })
     const g = (await lease({ worker: 'slow', limit: 10, leaseSeconds: 30, hosts: ['exp.example'] })).json() as Leased
     assert.equal(g.pages.length, 2)
@@ -88,7 +92,8 @@ describe('leases', () => {
     assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/leases/not-a-uuid' })).statusCode, 400)
   })
 
-  it('a host that loses its delay gets all its due pages handed out again; the schedule shows polite pages', async () => {
+  it('a host that loses its delay gets all its due pages handed out again; the schedule shows polite pages', async (ctx) => {
+    const { t, lease } = await leaseApp(ctx)
     const host = 'unpolite.example'
     const urls = Array.from({ length: 12 }, (_, i) => `https://${host}/${i}`)
     await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds: 600 } })
@@ -124,16 +129,37 @@ describe('leases', () => {
     assert.equal(((await lease({ worker: 'd', limit: 50, hosts: [host] })).json() as Leased).pages.length, 11)
   })
 
-  it('validates lease requests and previews the schedule in due order', async () => {
+  it('validates lease requests and previews the schedule in due order', async (ctx) => {
+    const { t, lease } = await leaseApp(ctx)
     for (const body of [{}, { worker: '' }, { worker: 'w', limit: 0 }, { worker: 'w', limit: 5000 }, { worker: 'w', leaseSeconds: 1 }]) {
       const res = await lease(body)
       assert.equal(res.statusCode, 400, JSON.stringify(body))
     }
+    const registered = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: Array.from({ length: 20 }, (_, i) => ({ url: `https://preview.example/${i}` })) } })
+    assert.equal(registered.statusCode, 200, registered.body)
     const s = (await t.app.inject({ method: 'GET', url: '/v1/schedule?limit=50' })).json()
+    assert.equal(s.items.length, 20)
     const due = s.items.map((i: { dueAt: string }) => Date.parse(i.dueAt))
     assert.deepEqual(due, [...due].sort((x: number, y: number) => x - y))
     const until = (await t.app.inject({ method: 'GET', url: `/v1/schedule?until=${iso(T0 - 1)}` })).json()
     assert.ok(until.items.every((i: { dueAt: string }) => Date.parse(i.dueAt) <= T0 - 1))
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/schedule?until=soon' })).statusCode, 400)
   })
+})
+
+test('a lease after the connection was replaced still works (named statements are prepared again)', async () => {
+  const app = await startTestApp()
+  try {
+    await app.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://reconnect.example/a' }, { url: 'https://reconnect.example/b' }] } })
+    const first = await app.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit: 1 } })
+    assert.equal(first.statusCode, 200, first.body)
+    // Replace every pooled connection, as an idle timeout or a dropped connection would.
+    const clients = await Promise.all(Array.from({ length: app.db.kind === 'embedded' ? 1 : 2 }, () => app.db.pool.connect()))
+    for (const c of clients) c.release(true)
+    const second = await app.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit: 1 } })
+    assert.equal(second.statusCode, 200, second.body)
+    assert.equal(second.json().pages.length, 1)
+  } finally {
+    await app.close()
+  }
 })

@@ -1,47 +1,77 @@
-// Lease safety under concurrency (API.md "Schedule"): concurrent workers through HTTP, on the
-// embedded database (one connection) and on Postgres (DATABASE_URL, a pool of 8 connections).
-import { after, before, describe, it } from 'node:test'
+// Lease safety under concurrency (docs/api.md "Schedule"): concurrent workers through HTTP, on the
+// embedded database (one connection) and on Postgres (DATABASE_URL, a pool of 8 connections, where
+// each test also checks that its run caused no deadlock).
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
-
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 
 type Leased = { leaseId: string; expiresAt: string; pages: { id: string; url: string; host: string; dueAt: string }[] }
 
-async function lease(body: Record<string, unknown>): Promise<Leased> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: body })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json() as Leased
-}
-
-async function register(urls: string[], importance?: (i: number) => number): Promise<void> {
-  for (let i = 0; i < urls.length; i += 5000) {
-    const pages = urls.slice(i, i + 5000).map((url, j) => (importance ? { url, importance: importance(i + j) } : { url }))
-    const res = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
-    assert.equal(res.statusCode, 200, res.body)
+/**
+ * Deadlocks Postgres has counted in the test database so far; null on the embedded database (one
+ * connection, no deadlock possible). Backends publish their counters at most once a second: wait, then
+ * make every pooled connection finish a transaction so it flushes, then read the counter.
+ */
+async function deadlocks(t: TestApp): Promise<number | null> {
+  if (t.db.kind === 'embedded') return null
+  await new Promise((r) => setTimeout(r, 1100))
+  await Promise.all(Array.from({ length: 8 }, () => t.db.pool.query('SELECT pg_sleep(0.05)')))
+  const client = await t.db.pool.connect()
+  try {
+    await client.query('SELECT pg_stat_clear_snapshot()')
+    const { rows } = await client.query('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')
+    return rows[0].n as number
+  } finally {
+    client.release()
   }
 }
 
-async function politeHost(host: string, minDelaySeconds: number): Promise<void> {
-  const res = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds } })
+/**
+ * A service for one test, with a budget that covers every registration of these tests within the hour
+ * (so their pages are due at once) and leaves the hand-out allowance far above what they take; when the
+ * test ends, no deadlock may have happened during it.
+ */
+async function concurrencyApp(ctx: Parameters<typeof testAppFor>[0]) {
+  const t = await testAppFor(ctx)
+  const res = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 10_000_000 } })
   assert.equal(res.statusCode, 200, res.body)
-}
+  const deadlocksBefore = await deadlocks(t)
 
-async function complete(grant: Leased, crawledAtMs: number): Promise<void> {
-  if (grant.pages.length === 0) return
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/observations',
-    payload: { observations: grant.pages.map((p) => ({ url: p.url, crawledAt: iso(crawledAtMs), contentHash: 'v1', leaseId: grant.leaseId })) },
-  })
-  assert.equal(res.statusCode, 200, res.body)
-  assert.equal(res.json().accepted, grant.pages.length)
+  async function lease(body: Record<string, unknown>): Promise<Leased> {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: body })
+    assert.equal(res.statusCode, 200, res.body)
+    return res.json() as Leased
+  }
+
+  async function register(urls: string[], importance?: (i: number) => number): Promise<void> {
+    for (let i = 0; i < urls.length; i += 5000) {
+      const pages = urls.slice(i, i + 5000).map((url, j) => (importance ? { url, importance: importance(i + j) } : { url }))
+      const res = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+  }
+
+  async function politeHost(host: string, minDelaySeconds: number): Promise<void> {
+    const res = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds } })
+    assert.equal(res.statusCode, 200, res.body)
+  }
+
+  async function complete(grant: Leased, crawledAtMs: number): Promise<void> {
+    if (grant.pages.length === 0) return
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/observations',
+      payload: { observations: grant.pages.map((p) => ({ url: p.url, crawledAt: iso(crawledAtMs), contentHash: 'v1', leaseId: grant.leaseId })) },
+    })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().accepted, grant.pages.length)
+  }
+
+  async function assertNoDeadlock(): Promise<void> {
+    assert.equal(await deadlocks(t), deadlocksBefore, 'deadlocks detected during the test')
+  }
+
+  return { t, lease, register, politeHost, complete, assertNoDeadlock }
 }
 
 /** `workers` concurrent loops of `step` until every one of them gets an empty lease. */
@@ -60,7 +90,8 @@ const count = (values: Iterable<string>) => {
 }
 
 describe('leases under concurrency', () => {
-  it('8 workers holding leases never share a page; expiry re-offers each page exactly once; completion ends it', async () => {
+  it('8 workers holding leases never share a page; expiry re-offers each page exactly once; completion ends it', async (ctx) => {
+    const { t, lease, register, complete, assertNoDeadlock } = await concurrencyApp(ctx)
     const urls = Array.from({ length: 1200 }, (_, i) => `https://h${i % 24}.held.example/p${i}`)
     await register(urls)
     const hosts = [...new Set(urls.map((u) => new URL(u).host))]
@@ -110,9 +141,11 @@ describe('leases under concurrency', () => {
       [hosts, new Date(t.clock.nowMs())],
     )
     assert.deepEqual(left.rows[0], { leased: 0, due: 0 })
+    await assertNoDeadlock()
   })
 
-  it('16 workers with an advancing clock never hand out two pages of a polite host closer than its delay', async () => {
+  it('16 workers with an advancing clock never hand out two pages of a polite host closer than its delay', async (ctx) => {
+    const { t, lease, register, politeHost, assertNoDeadlock } = await concurrencyApp(ctx)
     const polite = ['p0.spacing.example', 'p1.spacing.example', 'p2.spacing.example']
     for (const h of polite) await politeHost(h, 5)
     const urls = [
@@ -148,9 +181,11 @@ describe('leases under concurrency', () => {
       for (let i = 1; i < times.length; i++) assert.ok(times[i]! - times[i - 1]! >= 5000, `${h}: ${times[i]! - times[i - 1]!} ms apart`)
     }
     assert.equal(count(grants.map((g) => `${g.leaseId} ${g.host}`)).size, grants.length, 'two pages of a polite host in one lease')
+    await assertNoDeadlock()
   })
 
-  it('a polite host with a large backlog takes one slot per delay and does not crowd out other hosts', async () => {
+  it('a polite host with a large backlog takes one slot per delay and does not crowd out other hosts', async (ctx) => {
+    const { t, lease, register, politeHost, assertNoDeadlock } = await concurrencyApp(ctx)
     // The polite host's 2,000 pages are the most overdue; the other hosts' 300 pages are due 1 s later.
     const polite = 'backlog.hol.example'
     await politeHost(polite, 60)
@@ -176,9 +211,11 @@ describe('leases under concurrency', () => {
     const fourth = await lease({ worker: 'd', limit: 100, hosts })
     assert.equal(fourth.pages.length, 2, 'the rest of the other hosts’ pages')
     assert.equal(fromPolite(fourth), 0)
+    await assertNoDeadlock()
   })
 
-  it('hands out the most overdue pages first, higher importance first among equally overdue ones', async () => {
+  it('hands out the most overdue pages first, higher importance first among equally overdue ones', async (ctx) => {
+    const { t, lease, register, assertNoDeadlock } = await concurrencyApp(ctx)
     t.clock.setMs(T0 + 3_000_000)
     const importance = [1, 5, 3, 0, 4, 2]
     await register(
@@ -198,9 +235,11 @@ describe('leases under concurrency', () => {
       rest.pages.map((p) => p.url),
       ['https://order.example/a0', 'https://order.example/a3', 'https://order.example/late1', 'https://order.example/late2'],
     )
+    await assertNoDeadlock()
   })
 
-  it('an expired lease of a polite host returns its page without breaking the host’s delay', async () => {
+  it('an expired lease of a polite host returns its page without breaking the host’s delay', async (ctx) => {
+    const { t, lease, register, politeHost, assertNoDeadlock } = await concurrencyApp(ctx)
     const host = 'expiry.polite.example'
     await politeHost(host, 60)
     t.clock.setMs(T0 + 4_000_000)
@@ -224,20 +263,6 @@ describe('leases under concurrency', () => {
     })
     const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/${again.pages[0]!.id}` })).json()
     assert.equal(page.lease?.leaseId, again.leaseId)
-  })
-
-  it('no deadlocks were detected', { skip: !process.env.DATABASE_URL && 'embedded database: one connection' }, async () => {
-    // Backends publish their counters at most once a second: wait, then make every pooled
-    // connection finish a transaction so it flushes, then read the database's counter.
-    await new Promise((r) => setTimeout(r, 1100))
-    await Promise.all(Array.from({ length: 8 }, () => t.db.pool.query('SELECT pg_sleep(0.05)')))
-    const client = await t.db.pool.connect()
-    try {
-      await client.query('SELECT pg_stat_clear_snapshot()')
-      const { rows } = await client.query('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')
-      assert.equal(rows[0].n, 0)
-    } finally {
-      client.release()
-    }
+    await assertNoDeadlock()
   })
 })

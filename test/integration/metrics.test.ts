@@ -1,11 +1,13 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { buildApp } from '../../src/app.ts'
 import { expectedPageFreshness } from '../../src/domain/schedule.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../../src/domain/settings.ts'
 import { createRandom } from '../../src/math/random.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import type { FastifyInstance } from 'fastify'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
 
 // ---------------------------------------------------------------- a small parser of the Prometheus text format
 
@@ -117,77 +119,112 @@ function assertHistogramConsistent(f: Family): void {
 
 // ---------------------------------------------------------------- the known sequence
 
-let t: TestApp
-const HOUR_MS = 3_600_000
 const A = 'https://m1.example/a'
 const B = 'https://m1.example/b'
 const C = 'https://m2.example/c'
 const D = 'https://m3.example/d'
 
-async function scrape(app = t.app): Promise<Map<string, Family>> {
+async function scrape(app: FastifyInstance): Promise<Map<string, Family>> {
   const res = await app.inject({ method: 'GET', url: '/metrics' })
   assert.equal(res.statusCode, 200)
   assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/)
   return parseExposition(res.body)
 }
 
-async function stats(): Promise<Record<string, any>> {
+async function stats(t: TestApp): Promise<Record<string, any>> {
   const res = await t.app.inject({ method: 'GET', url: '/v1/stats' })
   assert.equal(res.statusCode, 200, res.body)
   return res.json()
 }
 
-async function allPages(): Promise<{ importance: number; changesPerDay: number | null; crawlsPerDay: number | null; minCrawlsPerDay: null; maxCrawlsPerDay: null }[]> {
+async function allPages(t: TestApp): Promise<{ importance: number; changesPerDay: number | null; crawlsPerDay: number | null; minCrawlsPerDay: null; maxCrawlsPerDay: null }[]> {
   return (await t.app.inject({ method: 'GET', url: '/v1/pages?limit=1000' })).json().pages
 }
 
-async function settings(): Promise<Settings> {
+async function settings(t: TestApp): Promise<Settings> {
   return (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
 }
 
-before(async () => {
-  t = await startTestApp({ statsCacheMs: 0 })
-})
-after(async () => {
-  await t?.close()
-})
+/** A service for one test, its stats never cached. */
+const metricsApp = (ctx: Parameters<typeof testAppFor>[0]) => testAppFor(ctx, { statsCacheMs: 0 })
+
+/**
+ * The known sequence, part 1: A, B and C registered; two batches of reports (7 accepted, 2 of them
+ * changes; 1 duplicate; 1 late; 1 rejected; D registered by its first report); a malformed batch (400).
+ */
+async function reportKnownBatches(t: TestApp): Promise<void> {
+  assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: A }, { url: B }, { url: C, importance: 3 }] } })).statusCode, 200)
+  const batch1 = await t.app.inject({
+    method: 'POST',
+    url: '/v1/observations',
+    payload: {
+      observations: [
+        { url: A, crawledAt: iso(T0 - 3 * MS_PER_HOUR) },
+        { url: B, crawledAt: iso(T0 - 3 * MS_PER_HOUR) },
+        { url: C, crawledAt: iso(T0 - 3 * MS_PER_HOUR) },
+        { url: A, crawledAt: iso(T0 - 2 * MS_PER_HOUR), changed: true },
+        { url: B, crawledAt: iso(T0 - 2 * MS_PER_HOUR), changed: false },
+        { url: A, crawledAt: iso(T0 + MS_PER_HOUR), changed: true }, // more than 5 min in the future: rejected
+      ],
+    },
+  })
+  const body1 = batch1.json() as { accepted: number; duplicates: number; late: number; rejected: unknown[]; leaseNotCompleted: unknown[] }
+  assert.deepEqual({ ...body1, rejected: body1.rejected.length }, { accepted: 5, duplicates: 0, late: 0, rejected: 1, leaseNotCompleted: [] })
+  const batch2 = await t.app.inject({
+    method: 'POST',
+    url: '/v1/observations',
+    payload: {
+      observations: [
+        { url: A, crawledAt: iso(T0 - 2 * MS_PER_HOUR), changed: true }, // duplicate
+        { url: B, crawledAt: iso(T0 - 150 * 60_000), changed: true }, // older than B's latest: late
+        { url: C, crawledAt: iso(T0 - 30 * 60_000), changed: true },
+        { url: D, crawledAt: iso(T0 - 30 * 60_000) }, // unknown: registered, baseline
+      ],
+    },
+  })
+  assert.deepEqual(batch2.json(), { accepted: 2, duplicates: 1, late: 1, rejected: [], leaseNotCompleted: [] })
+  // A malformed batch is refused as a whole (400) and counts nothing.
+  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: [{ url: A }] } })).statusCode, 400)
+}
+
+/**
+ * Part 2, 200 days on, when every page is due whatever its rate (the floor is 0.01 crawls/day): a lease
+ * of all 4 pages for 60 s, and once it has expired, a lease of 3 pages for 600 s.
+ */
+async function leaseTwice(t: TestApp, checks: { due?(): Promise<void>; leased?(): Promise<void> } = {}): Promise<void> {
+  t.clock.setMs(T0 + 200 * MS_PER_DAY)
+  await checks.due?.()
+  const first = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w1', limit: 10, leaseSeconds: 60 } })).json()
+  assert.equal(first.pages.length, 4)
+  await checks.leased?.()
+  t.clock.advanceMs(120_000)
+  // The first lease has expired: its 4 pages return to the pool and are leased again.
+  const second = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 3, leaseSeconds: 600 } })).json()
+  assert.equal(second.pages.length, 3)
+}
+
+/** Part 3: one optimiser run, then an infeasible one (422: not a run). Returns the run. */
+async function optimizeOnce(t: TestApp): Promise<{ durationMs: number }> {
+  const run = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+  assert.equal(run.statusCode, 200, run.body)
+  await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 1e6 } })
+  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 422)
+  await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 0.01 } })
+  return run.json()
+}
+
+/** The whole known sequence. */
+async function knownSequence(t: TestApp): Promise<void> {
+  await reportKnownBatches(t)
+  await leaseTwice(t)
+  await optimizeOnce(t)
+}
 
 describe('GET /metrics after a known sequence of requests', () => {
-  it('counts observations by result, changes, registrations', async () => {
-    assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: A }, { url: B }, { url: C, importance: 3 }] } })).statusCode, 200)
-    const batch1 = await t.app.inject({
-      method: 'POST',
-      url: '/v1/observations',
-      payload: {
-        observations: [
-          { url: A, crawledAt: iso(T0 - 3 * HOUR_MS) },
-          { url: B, crawledAt: iso(T0 - 3 * HOUR_MS) },
-          { url: C, crawledAt: iso(T0 - 3 * HOUR_MS) },
-          { url: A, crawledAt: iso(T0 - 2 * HOUR_MS), changed: true },
-          { url: B, crawledAt: iso(T0 - 2 * HOUR_MS), changed: false },
-          { url: A, crawledAt: iso(T0 + HOUR_MS), changed: true }, // more than 5 min in the future: rejected
-        ],
-      },
-    })
-    const body1 = batch1.json() as { accepted: number; duplicates: number; late: number; rejected: unknown[] }
-    assert.deepEqual({ ...body1, rejected: body1.rejected.length }, { accepted: 5, duplicates: 0, late: 0, rejected: 1 })
-    const batch2 = await t.app.inject({
-      method: 'POST',
-      url: '/v1/observations',
-      payload: {
-        observations: [
-          { url: A, crawledAt: iso(T0 - 2 * HOUR_MS), changed: true }, // duplicate
-          { url: B, crawledAt: iso(T0 - 150 * 60_000), changed: true }, // older than B's latest: late
-          { url: C, crawledAt: iso(T0 - 30 * 60_000), changed: true },
-          { url: D, crawledAt: iso(T0 - 30 * 60_000) }, // unknown: registered, baseline
-        ],
-      },
-    })
-    assert.deepEqual(batch2.json(), { accepted: 2, duplicates: 1, late: 1, rejected: [] })
-    // A malformed batch is refused as a whole (400) and counts nothing.
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: [{ url: A }] } })).statusCode, 400)
-
-    const m = await scrape()
+  it('counts observations by result, changes, registrations', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    const m = await scrape(t.app)
     assert.equal(counter(m, 'recrawl_observations_total', { result: 'accepted' }), 7)
     assert.equal(counter(m, 'recrawl_observations_total', { result: 'duplicate' }), 1)
     assert.equal(counter(m, 'recrawl_observations_total', { result: 'late' }), 1)
@@ -197,16 +234,18 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.equal(m.get('recrawl_observations_total')?.type, 'counter')
   })
 
-  it('gauges: pages, overdue, crawls in the last hour, weighted freshness equal to the per-page formula', async () => {
-    const m = await scrape()
+  it('gauges: pages, overdue, crawls in the last hour, weighted freshness equal to the per-page formula', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    const m = await scrape(t.app)
     assert.equal(counter(m, 'recrawl_pages'), 4)
     // In (T0 − 1 h, T0]: the crawls of C and D at T0 − 30 min (late, rejected and older ones excluded).
     assert.equal(counter(m, 'recrawl_crawls_per_day_last_hour'), 2 * 24)
     assert.equal(counter(m, 'recrawl_budget_crawls_per_day'), DEFAULT_SETTINGS.budgetCrawlsPerDay)
     assert.equal(counter(m, 'recrawl_pages_leased'), 0)
 
-    const s = await settings()
-    const pages = await allPages()
+    const s = await settings(t)
+    const pages = await allPages(t)
     let weighted = 0
     let total = 0
     let planned = 0
@@ -220,22 +259,21 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(Math.abs(counter(m, 'recrawl_planned_crawls_per_day')! - planned) <= 1e-9 * planned)
   })
 
-  it('leases granted and expired count pages', async () => {
-    // Far enough ahead that every page is due whatever its rate (the floor is 0.01 crawls/day).
-    t.clock.setMs(T0 + 200 * DAY_MS)
-    const before = await scrape()
-    assert.equal(counter(before, 'recrawl_pages_overdue'), 4)
-    const first = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w1', limit: 10, leaseSeconds: 60 } })).json()
-    assert.equal(first.pages.length, 4)
-    const leased = await scrape()
-    assert.equal(counter(leased, 'recrawl_pages_leased'), 4)
-    assert.equal(counter(leased, 'recrawl_pages_overdue'), 0)
-    assert.equal(counter(leased, 'recrawl_oldest_overdue_age_seconds'), 0)
-    t.clock.advanceMs(120_000)
-    // The first lease has expired: its 4 pages return to the pool and are leased again.
-    const second = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 3, leaseSeconds: 600 } })).json()
-    assert.equal(second.pages.length, 3)
-    const m = await scrape()
+  it('leases granted and expired count pages', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    await leaseTwice(t, {
+      async due() {
+        assert.equal(counter(await scrape(t.app), 'recrawl_pages_overdue'), 4)
+      },
+      async leased() {
+        const leased = await scrape(t.app)
+        assert.equal(counter(leased, 'recrawl_pages_leased'), 4)
+        assert.equal(counter(leased, 'recrawl_pages_overdue'), 0)
+        assert.equal(counter(leased, 'recrawl_oldest_overdue_age_seconds'), 0)
+      },
+    })
+    const m = await scrape(t.app)
     assert.equal(counter(m, 'recrawl_leases_granted_total'), 7)
     assert.equal(counter(m, 'recrawl_leases_expired_total'), 4)
     assert.equal(counter(m, 'recrawl_pages_leased'), 3)
@@ -243,25 +281,25 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(counter(m, 'recrawl_oldest_overdue_age_seconds')! > 100 * 86_400)
   })
 
-  it('optimiser runs and their duration histogram', async () => {
-    const run = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
-    assert.equal(run.statusCode, 200, run.body)
-    await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 1e6 } })
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 422) // infeasible: not a run
-    await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 0.01 } })
-    const m = await scrape()
+  it('optimiser runs and their duration histogram', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    const run = await optimizeOnce(t)
+    const m = await scrape(t.app)
     assert.equal(counter(m, 'recrawl_optimizer_runs_total'), 1)
     assert.equal(sampleValue(m, 'recrawl_optimizer_duration_seconds', 'recrawl_optimizer_duration_seconds_count'), 1)
     const sum = sampleValue(m, 'recrawl_optimizer_duration_seconds', 'recrawl_optimizer_duration_seconds_sum')!
-    assert.ok(Math.abs(sum - run.json().durationMs / 1000) < 1e-9)
+    assert.ok(Math.abs(sum - run.durationMs / 1000) < 1e-9)
     assert.equal(m.get('recrawl_optimizer_duration_seconds')?.type, 'histogram')
   })
 
-  it('times requests by route pattern, method and status; every histogram is well formed', async () => {
+  it('times requests by route pattern, method and status; every histogram is well formed', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await knownSequence(t)
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/pages/987654' })).statusCode, 404)
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/pages/987655' })).statusCode, 404)
     assert.equal((await t.app.inject({ method: 'GET', url: '/no/such/route' })).statusCode, 404)
-    const m = await scrape()
+    const m = await scrape(t.app)
     const http = m.get('recrawl_http_request_duration_seconds')!
     assert.equal(http.type, 'histogram')
     const count = (labels: Record<string, string>) => sampleValue(m, http.name, `${http.name}_count`, labels)
@@ -280,17 +318,20 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(m.has('process_cpu_seconds_total'), 'process metrics')
   })
 
-  it('every metric the Grafana dashboard queries exists', async () => {
+  it('every metric the Grafana dashboard queries exists', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await knownSequence(t)
     const dashboard = await readFile(new URL('../../deploy/grafana/recrawl.json', import.meta.url), 'utf8')
     const exprs = JSON.stringify(JSON.parse(dashboard).panels)
     const names = new Set(exprs.match(/\b(?:recrawl|process|nodejs)_[a-z0-9_]+/g))
     assert.ok(names.size >= 15, `only ${names.size} metric names`)
-    const m = await scrape()
+    const m = await scrape(t.app)
     const samples = new Set([...m.values()].flatMap((f) => [f.name, ...f.samples.map((s) => s.name)]))
     for (const name of names) assert.ok(samples.has(name) || m.has(name), `the dashboard queries ${name}, which /metrics does not serve`)
   })
 
-  it('/metrics needs no key even when keys exist; /v1/stats needs the reader role', async () => {
+  it('/metrics needs no key even when keys exist; /v1/stats needs the reader role', async (ctx) => {
+    const t = await metricsApp(ctx)
     const withKeys = await buildApp({
       pool: t.db.pool,
       databaseKind: t.db.kind,
@@ -310,10 +351,37 @@ describe('GET /metrics after a known sequence of requests', () => {
   })
 })
 
+/**
+ * 60 pages taught different change rates (20 daily crawls each, up to the clock's now), then a budget of
+ * 30 crawls/day and an optimiser run: rates spread over several bins. Returns the URLs and the changes
+ * reported in the last two crawls (those within a 48 h window).
+ */
+async function teachSpreadOfRates(t: TestApp): Promise<{ urls: string[]; changesInWindow: number }> {
+  const random = createRandom(9)
+  const now = t.clock.nowMs()
+  const urls = Array.from({ length: 60 }, (_, i) => `https://h${i % 5}.example/p${i}`)
+  let changesInWindow = 0
+  const observations = urls.flatMap((url, i) => {
+    const items: Record<string, unknown>[] = [{ url, crawledAt: iso(now - 20 * MS_PER_DAY) }]
+    for (let k = 1; k <= 20; k++) {
+      const changed = random.next() < (i % 10) / 10
+      if (k >= 19 && changed) changesInWindow++
+      items.push({ url, crawledAt: iso(now - (20 - k) * MS_PER_DAY), changed })
+    }
+    return items
+  })
+  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })).statusCode, 200)
+  assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 30 } })).statusCode, 200)
+  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 200)
+  return { urls, changesInWindow }
+}
+
 describe('GET /v1/stats', () => {
-  it('repeats the counters and gauges, with histograms, runs, overdue hosts and series', async () => {
-    const s = await stats()
-    const m = await scrape()
+  it('repeats the counters and gauges, with histograms, runs, overdue hosts and series', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await knownSequence(t)
+    const s = await stats(t)
+    const m = await scrape(t.app)
     assert.equal(s.takenAt, iso(t.clock.nowMs()))
     assert.equal(s.pages, 4)
     assert.equal(s.pagesOverdue, counter(m, 'recrawl_pages_overdue'))
@@ -321,6 +389,8 @@ describe('GET /v1/stats', () => {
     assert.equal(s.expectedFreshness, counter(m, 'recrawl_expected_freshness'))
     assert.deepEqual(s.counters, {
       observations: { accepted: 7, duplicate: 1, late: 1, rejected: 1 },
+      // No crawl above reported a status: the 9 not rejected are all "none".
+      fetchesByStatusClass: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, none: 9 },
       changesDetected: 2,
       leasesGranted: 7,
       leasesExpired: 4,
@@ -337,26 +407,11 @@ describe('GET /v1/stats', () => {
     assert.equal(s.series.points.at(-1).pages, 4)
   })
 
-  it('histograms: log10 bins, 4 per decade, match the page rates', async () => {
-    // More pages with a spread of rates: teach 60 pages different change rates, then optimise.
-    const random = createRandom(9)
-    const now = t.clock.nowMs()
-    const urls = Array.from({ length: 60 }, (_, i) => `https://h${i % 5}.example/p${i}`)
-    let changesInWindow = 0
-    const observations = urls.flatMap((url, i) => {
-      const items: Record<string, unknown>[] = [{ url, crawledAt: iso(now - 20 * DAY_MS) }]
-      for (let k = 1; k <= 20; k++) {
-        const changed = random.next() < (i % 10) / 10
-        if (k >= 19 && changed) changesInWindow++
-        items.push({ url, crawledAt: iso(now - (20 - k) * DAY_MS), changed })
-      }
-      return items
-    })
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })).statusCode, 200)
-    assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 30 } })).statusCode, 200)
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 200)
-    const s = await stats()
-    const pages = await allPages()
+  it('histograms: log10 bins, 4 per decade, match the page rates', async (ctx) => {
+    const t = await metricsApp(ctx)
+    const { urls, changesInWindow } = await teachSpreadOfRates(t)
+    const s = await stats(t)
+    const pages = await allPages(t)
     assert.equal(s.pages, pages.length)
     for (const [histogram, field] of [
       [s.changeRateHistogram, 'changesPerDay'],
@@ -386,11 +441,13 @@ describe('GET /v1/stats', () => {
     assert.equal(s.crawlActivity.reduce((n: number, a: { changes: number }) => n + a.changes, 0), changesInWindow)
   })
 
-  it('weighted freshness follows the Poisson form ρ/(ρ+Δ) under the Poisson schedule', async () => {
+  it('weighted freshness follows the Poisson form ρ/(ρ+Δ) under the Poisson schedule', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await teachSpreadOfRates(t)
     assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { schedule: 'poisson' } })).statusCode, 200)
-    const s = await stats()
-    const set = await settings()
-    const pages = await allPages()
+    const s = await stats(t)
+    const set = await settings(t)
+    const pages = await allPages(t)
     let weighted = 0
     let total = 0
     for (const p of pages) {
@@ -401,10 +458,10 @@ describe('GET /v1/stats', () => {
     }
     assert.equal(s.schedule, 'poisson')
     assert.ok(Math.abs(s.expectedFreshness - weighted / total) <= 1e-12, `${s.expectedFreshness} vs ${weighted / total}`)
-    await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { schedule: 'periodic' } })
   })
 
-  it('the snapshot is cached: scrapes within the cache period cost no query', async () => {
+  it('the snapshot is cached: scrapes within the cache period cost no query', async (ctx) => {
+    const t = await metricsApp(ctx)
     const cachedApp = await buildApp({
       pool: t.db.pool,
       databaseKind: t.db.kind,
@@ -433,14 +490,57 @@ describe('GET /v1/stats', () => {
         t.db.pool.query = query
       }
       assert.equal(queries, 0)
-      assert.equal(counter(await scrape(), 'recrawl_pages'), pagesBefore + 1) // the uncached app sees the new page
+      assert.equal(counter(await scrape(t.app), 'recrawl_pages'), pagesBefore + 1) // the uncached app sees the new page
     } finally {
       await cachedApp.close()
     }
   })
 
-  it('rejects a window outside 1 h … 30 days', async () => {
+  it('rejects a window outside 1 h … 30 days', async (ctx) => {
+    const t = await metricsApp(ctx)
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/stats?hours=0' })).statusCode, 400)
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/stats?hours=721' })).statusCode, 400)
+  })
+})
+
+describe('recrawl_fetches_total', () => {
+  it('counts the reports not rejected by the class of their reported status, from 0 for every class', async (ctx) => {
+    const own = await metricsApp(ctx)
+    const fresh = await scrape(own.app)
+    assert.equal(fresh.get('recrawl_fetches_total')?.type, 'counter')
+    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'none']) assert.equal(counter(fresh, 'recrawl_fetches_total', { status_class: c }), 0, c)
+
+    const P = 'https://f.example/p'
+    const Q = 'https://f.example/q'
+    const post = async (observations: Record<string, unknown>[]) => {
+      const res = await own.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json() as { accepted: number; duplicates: number; late: number; rejected: { index: number }[] }
+    }
+    const first = await post([
+      { url: P, crawledAt: iso(T0 - 5 * MS_PER_HOUR), httpStatus: 200 },
+      { url: Q, crawledAt: iso(T0 - 5 * MS_PER_HOUR) },
+      { url: P, crawledAt: iso(T0 - 4 * MS_PER_HOUR), httpStatus: 503 },
+      { url: P, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 304 },
+      { url: Q, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 404 },
+      { url: P, crawledAt: iso(T0 + 3 * MS_PER_HOUR), httpStatus: 500, changed: true }, // future: rejected
+      { url: Q, crawledAt: iso(T0 - 2 * MS_PER_HOUR), httpStatus: 200 }, // no change information: rejected
+    ])
+    assert.deepEqual(first.rejected.map((r) => r.index), [5, 6])
+    const second = await post([
+      { url: P, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 304 }, // duplicate (a retry)
+      { url: Q, crawledAt: iso(T0 - 4 * MS_PER_HOUR), httpStatus: 502 }, // late
+      { url: P, crawledAt: iso(T0 - MS_PER_HOUR), httpStatus: 102, changed: true },
+    ])
+    assert.deepEqual({ ...second, rejected: second.rejected.length }, { accepted: 1, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] })
+
+    const m = await scrape(own.app)
+    const byClass = Object.fromEntries(['1xx', '2xx', '3xx', '4xx', '5xx', 'none'].map((c) => [c, counter(m, 'recrawl_fetches_total', { status_class: c })]))
+    assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, none: 1 })
+    // Every report not rejected is counted once, whatever ingest made of it.
+    const notRejected = ['accepted', 'duplicate', 'late'].reduce((n, result) => n + counter(m, 'recrawl_observations_total', { result })!, 0)
+    assert.equal(Object.values(byClass).reduce((n, v) => n! + v!, 0), notRejected)
+    const s = (await own.app.inject({ method: 'GET', url: '/v1/stats' })).json()
+    assert.deepEqual(s.counters.fetchesByStatusClass, byClass)
   })
 })

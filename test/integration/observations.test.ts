@@ -1,69 +1,48 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom } from '../../src/math/random.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { referenceEstimates, type Interval } from '../helpers/referenceEstimators.ts'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
 
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
-
-async function post(observations: unknown[]) {
-  return t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
-}
-async function pageByUrl(url: string) {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json()
-}
-
-/** Independent restatement of MATH.md 1.1–1.3 with the conventions of the API (α = 1/k, γ, y0). */
-function referenceEstimates(intervals: { days: number; changed: boolean }[], gamma: number, y0: number) {
-  let n = 0
-  let x = 0
-  let total = 0
-  let y = y0
-  for (const iv of intervals) {
-    const k = n
-    n += 1
-    total += iv.days
-    if (iv.changed) x += 1
-    const p = n / total
-    const eta = 1 / Math.pow(k + 1, gamma)
-    y = y + eta * ((iv.changed ? 1 : 0) * (y + p) - y)
+/** The requests of these tests, against one test's app. */
+function api(t: TestApp) {
+  return {
+    post: (observations: unknown[]) => t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
+    async pageByUrl(url: string) {
+      const res = await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json()
+    },
   }
-  const pHat = n / total
-  const iHat = x / n
-  return { naive: x / total, lln: (pHat * iHat) / (1 - iHat + 1 / n), sa: y }
 }
 
 const close = (actual: number, expected: number, rel: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${what}: ${actual} vs ${expected}`)
 
 describe(`POST /v1/observations`, () => {
-  it('first crawl is a baseline; later crawls step the estimators exactly as MATH.md 1.1–1.3', async () => {
+  it('first crawl is a baseline; later crawls step the estimators exactly as docs/math.md 1.1–1.3', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { post, pageByUrl } = api(t)
     const url = 'https://Example.COM:443/a#frag'
     const random = createRandom(7)
     const items: { url: string; crawledAt: string; changed?: boolean }[] = []
-    const intervals: { days: number; changed: boolean }[] = []
-    let at = T0 - 60 * DAY_MS
+    const intervals: Interval[] = []
+    let at = T0 - 60 * MS_PER_DAY
     items.push({ url, crawledAt: iso(at) })
     for (let i = 0; i < 40; i++) {
       const days = random.exponential(2)
-      at += Math.max(1, Math.round(days * DAY_MS))
+      at += Math.max(1, Math.round(days * MS_PER_DAY))
       const changed = random.next() < 0.4
-      intervals.push({ days: Math.max(1, Math.round(days * DAY_MS)) / DAY_MS, changed })
+      intervals.push({ days: Math.max(1, Math.round(days * MS_PER_DAY)) / MS_PER_DAY, changed })
       items.push({ url, crawledAt: iso(at), changed })
     }
     // Two batches, so the state survives a round trip through the database.
     const r1 = await post(items.slice(0, 15))
     assert.equal(r1.statusCode, 200, r1.body)
-    assert.deepEqual(r1.json(), { accepted: 15, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(r1.json(), { accepted: 15, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const r2 = await post(items.slice(15))
-    assert.deepEqual(r2.json(), { accepted: 26, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(r2.json(), { accepted: 26, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
 
     const page = await pageByUrl('https://example.com/a')
     assert.equal(page.url, 'https://example.com/a')
@@ -78,87 +57,99 @@ describe(`POST /v1/observations`, () => {
     assert.equal(page.estimator, 'mleAdaptive')
     assert.equal(page.changesPerDay, page.estimates[page.estimator])
     assert.ok(page.crawlsPerDay > 0)
-    assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (at + DAY_MS / page.crawlsPerDay)) < 1, 'periodic: last crawl + 1/ρ')
+    assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (at + MS_PER_DAY / page.crawlsPerDay)) < 1, 'periodic: last crawl + 1/ρ')
     assert.ok(page.expectedFreshness > 0 && page.expectedFreshness < 1)
   })
 
-  it('counts duplicates, stores late crawls without applying them, rejects future and malformed items', async () => {
+  it('counts duplicates, folds late crawls in, rejects future and malformed items', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { post, pageByUrl } = api(t)
     const url = 'https://dup.example/x'
-    const base = T0 - 10 * DAY_MS
+    const base = T0 - 10 * MS_PER_DAY
     const first = await post([
       { url, crawledAt: iso(base), contentHash: 'h1' },
-      { url, crawledAt: iso(base + 2 * DAY_MS), contentHash: 'h1' }, // unchanged by hash
-      { url, crawledAt: iso(base + 2 * DAY_MS), contentHash: 'h2' }, // same time: duplicate
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), contentHash: 'h1' }, // unchanged by hash
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), contentHash: 'h2' }, // same time: duplicate
     ])
-    assert.deepEqual(first.json(), { accepted: 2, duplicates: 1, late: 0, rejected: [] })
+    assert.deepEqual(first.json(), { accepted: 2, duplicates: 1, late: 0, rejected: [], leaseNotCompleted: [] })
     const second = await post([
-      { url, crawledAt: iso(base + 2 * DAY_MS), changed: true }, // repeat of a stored crawl
-      { url, crawledAt: iso(base + DAY_MS), changed: true }, // older than the latest: late
-      { url, crawledAt: iso(base + 3 * DAY_MS), contentHash: 'h3' }, // changed by hash
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), changed: true }, // repeat of a stored crawl
+      { url, crawledAt: iso(base + MS_PER_DAY), changed: true }, // older than the latest: late
+      { url, crawledAt: iso(base + 3 * MS_PER_DAY), contentHash: 'h3' }, // changed by hash
       { url, crawledAt: iso(T0 + 6 * 60_000), changed: false }, // > 5 min in the future
       { url: 'ftp://dup.example/x', crawledAt: iso(base), changed: true },
       { url, crawledAt: 'yesterday', changed: true },
-      { url, crawledAt: iso(base + 4 * DAY_MS) }, // no change information after the baseline
-      { url, crawledAt: iso(base + 5 * DAY_MS), httpStatus: 304 }, // 304 = unchanged
-      { url, crawledAt: iso(base + 6 * DAY_MS), changed: true, leaseId: 'not-a-uuid' },
+      { url, crawledAt: iso(base + 4 * MS_PER_DAY) }, // no change information after the baseline
+      { url, crawledAt: iso(base + 5 * MS_PER_DAY), httpStatus: 304 }, // 304 = unchanged
+      { url, crawledAt: iso(base + 6 * MS_PER_DAY), changed: false, leaseId: 'not-a-uuid' },
     ])
     assert.equal(second.statusCode, 200)
     const body = second.json()
-    assert.equal(body.accepted, 2)
+    assert.equal(body.accepted, 3)
     assert.equal(body.duplicates, 1)
     assert.equal(body.late, 1)
     assert.deepEqual(
       body.rejected.map((r: { index: number }) => r.index),
-      [3, 4, 5, 6, 8],
+      [3, 4, 5, 6],
     )
+    // A malformed lease id never costs the crawl: stored and applied, and listed as a lease not completed.
+    assert.deepEqual(body.leaseNotCompleted.map((r: { index: number }) => r.index), [8])
     assert.match(body.rejected[0].reason, /future/)
     assert.match(body.rejected[1].reason, /scheme/)
     assert.match(body.rejected[3].reason, /changed or contentHash/)
     assert.equal(body.accepted + body.duplicates + body.late + body.rejected.length, 9)
 
     // The late crawl posted again is a duplicate, not a second late item.
-    const again = await post([{ url, crawledAt: iso(base + DAY_MS), changed: true }])
-    assert.deepEqual(again.json(), { accepted: 0, duplicates: 1, late: 0, rejected: [] })
+    const again = await post([{ url, crawledAt: iso(base + MS_PER_DAY), changed: true }])
+    assert.deepEqual(again.json(), { accepted: 0, duplicates: 1, late: 0, rejected: [], leaseNotCompleted: [] })
 
     const page = await pageByUrl(url)
-    assert.equal(page.crawls, 5) // baseline, +2d, +3d, +5d in order, +1d late
-    assert.equal(page.intervals, 3)
-    assert.equal(page.changes, 1) // only the h2→h3 hash change; 304 and same hash were unchanged
-    const hist = await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/observations?limit=2` })
+    assert.equal(page.crawls, 6) // baseline, +2d, +3d, +5d, +6d in order, +1d late
+    // Replayed in time order: base → +1d changed (the late crawl's flag); its change without a hash leaves
+    // nothing to compare +2d's hash with, so +2d is a new baseline; +2d → +3d changed by hash; +3d → +5d
+    // unchanged (304); +5d → +6d unchanged.
+    assert.equal(page.intervals, 4)
+    assert.equal(page.changes, 2)
+    const hist = await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/observations?limit=3` })
     const h = hist.json()
-    assert.equal(h.observations.length, 2)
-    assert.equal(h.observations[0].crawledAt, iso(base + 5 * DAY_MS))
-    assert.equal(h.observations[0].changed, false)
+    assert.equal(h.observations.length, 3)
+    assert.equal(h.observations[0].crawledAt, iso(base + 6 * MS_PER_DAY))
+    assert.equal(h.observations[1].crawledAt, iso(base + 5 * MS_PER_DAY))
+    assert.equal(h.observations[1].changed, false)
     assert.ok(h.nextCursor)
     const rest = await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/observations?before=${encodeURIComponent(h.nextCursor)}` })
     const r = rest.json()
     assert.deepEqual(
       r.observations.map((o: { crawledAt: string; late: boolean }) => [o.crawledAt, o.late]),
       [
-        [iso(base + 2 * DAY_MS), false],
-        [iso(base + DAY_MS), true],
+        [iso(base + 2 * MS_PER_DAY), false],
+        [iso(base + MS_PER_DAY), true],
         [iso(base), false],
       ],
     )
     assert.equal(r.nextCursor, null)
   })
 
-  it('a failed fetch without change information is stored but judges no interval', async () => {
+  it('a failed fetch without change information is stored but judges no interval', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { post, pageByUrl } = api(t)
     const url = 'https://flaky.example/'
-    const base = T0 - 5 * DAY_MS
+    const base = T0 - 5 * MS_PER_DAY
     const res = await post([
       { url, crawledAt: iso(base), contentHash: 'a' },
-      { url, crawledAt: iso(base + DAY_MS), httpStatus: 503 },
-      { url, crawledAt: iso(base + 2 * DAY_MS), contentHash: 'a' },
+      { url, crawledAt: iso(base + MS_PER_DAY), httpStatus: 503 },
+      { url, crawledAt: iso(base + 2 * MS_PER_DAY), contentHash: 'a' },
     ])
-    assert.deepEqual(res.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [] })
+    assert.deepEqual(res.json(), { accepted: 3, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const page = await pageByUrl(url)
     assert.equal(page.intervals, 1)
     const hist = (await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/observations` })).json()
     assert.equal(hist.observations[0].intervalSeconds, 2 * 86_400) // spans the failed fetch
   })
 
-  it('refuses malformed bodies and oversized batches with problem+json and applies nothing', async () => {
+  it('refuses malformed bodies and oversized batches with problem+json and applies nothing', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { post } = api(t)
     const before = (await t.app.inject({ method: 'GET', url: '/v1/pages?limit=1000' })).json().pages.length
     const cases: { payload: string; status: number; contentType?: string }[] = [
       { payload: '{"observations": [', status: 400 },
@@ -192,13 +183,15 @@ describe(`POST /v1/observations`, () => {
     assert.equal(after, before)
   })
 
-  it('concurrent overlapping batches neither deadlock nor lose updates', async () => {
+  it('concurrent overlapping batches neither deadlock nor lose updates', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { post } = api(t)
     const urls = Array.from({ length: 30 }, (_, i) => `https://conc.example/${i}`)
     const random = createRandom(99)
     const batches = Array.from({ length: 12 }, (_, b) => {
       // Each batch touches a random subset of the same pages in a random order, at distinct times.
       const chosen = urls.filter(() => random.next() < 0.6).sort(() => random.next() - 0.5)
-      return chosen.map((url) => ({ url, crawledAt: iso(T0 - DAY_MS + b * 60_000), changed: random.next() < 0.5 }))
+      return chosen.map((url) => ({ url, crawledAt: iso(T0 - MS_PER_DAY + b * 60_000), changed: random.next() < 0.5 }))
     })
     const results = await Promise.all(batches.map((b) => post(b)))
     let accepted = 0
@@ -222,7 +215,7 @@ describe(`POST /v1/observations`, () => {
     const total = batches.reduce((s, b) => s + b.length, 0)
     assert.equal(accepted + late, total)
     assert.equal(crawls, total)
-    // Every accepted crawl but each page's baseline closed one interval.
-    assert.equal(intervals, accepted - pagesSeen)
+    // Every crawl but each page's first closed one interval: late ones are folded in.
+    assert.equal(intervals, total - pagesSeen)
   })
 })

@@ -1,19 +1,13 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom } from '../../src/math/random.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
 
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
-})
-after(async () => {
-  await t?.close()
-})
 
 type Page = { id: string; url: string; host: string; importance: number; changesPerDay: number; crawlsPerDay: number; minCrawlsPerDay: number | null; maxCrawlsPerDay: number | null }
 
-async function allPages(): Promise<Page[]> {
+async function allPages(t: TestApp): Promise<Page[]> {
   const pages: Page[] = []
   let cursor: string | null = null
   do {
@@ -25,34 +19,44 @@ async function allPages(): Promise<Page[]> {
   return pages
 }
 
+/**
+ * 300 pages on 7 hosts with random importance (every tenth capped at 0.5 crawls/day), each taught a change
+ * rate by 12 daily crawls, then solved for a budget of 400 crawls/day under the freshness objective.
+ */
+async function optimizeTaughtPages(t: TestApp): Promise<{ run: { lambda: number; pages: number; expectedFreshness: number }; budget: number }> {
+  const random = createRandom(5)
+  const pages = Array.from({ length: 300 }, (_, i) => ({
+    url: `https://o${i % 7}.example/${i}`,
+    importance: 0.1 + random.next() * 5,
+    ...(i % 10 === 0 ? { maxCrawlsPerDay: 0.5 } : {}),
+  }))
+  await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
+  // Teach each page a change rate: 12 periodic crawls with a page-specific change pattern.
+  const observations = pages.flatMap((p, i) => {
+    const items: Record<string, unknown>[] = [{ url: p.url, crawledAt: iso(T0 - 12 * MS_PER_DAY) }]
+    for (let k = 1; k <= 12; k++) items.push({ url: p.url, crawledAt: iso(T0 - (12 - k) * MS_PER_DAY - 1000), changed: random.next() < ((i % 9) + 1) / 10 })
+    return items
+  })
+  for (let i = 0; i < observations.length; i += 2000) {
+    const r = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: observations.slice(i, i + 2000) } })
+    assert.equal(r.statusCode, 200)
+  }
+  const budget = 400
+  assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: budget, objective: 'freshness', minCrawlsPerDay: 0.01 } })).statusCode, 200)
+  const res = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+  assert.equal(res.statusCode, 200, res.body)
+  const run = res.json()
+  return { run, budget }
+}
+
 describe('POST /v1/optimize', () => {
-  it('spends exactly the budget and satisfies the optimality conditions of MATH.md 3.1', async () => {
-    const random = createRandom(5)
-    const pages = Array.from({ length: 300 }, (_, i) => ({
-      url: `https://o${i % 7}.example/${i}`,
-      importance: 0.1 + random.next() * 5,
-      ...(i % 10 === 0 ? { maxCrawlsPerDay: 0.5 } : {}),
-    }))
-    await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
-    // Teach each page a change rate: 12 periodic crawls with a page-specific change pattern.
-    const observations = pages.flatMap((p, i) => {
-      const items: Record<string, unknown>[] = [{ url: p.url, crawledAt: iso(T0 - 12 * DAY_MS) }]
-      for (let k = 1; k <= 12; k++) items.push({ url: p.url, crawledAt: iso(T0 - (12 - k) * DAY_MS - 1000), changed: random.next() < ((i % 9) + 1) / 10 })
-      return items
-    })
-    for (let i = 0; i < observations.length; i += 2000) {
-      const r = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: observations.slice(i, i + 2000) } })
-      assert.equal(r.statusCode, 200)
-    }
-    const budget = 400
-    assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: budget, objective: 'freshness', minCrawlsPerDay: 0.01 } })).statusCode, 200)
-    const res = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
-    assert.equal(res.statusCode, 200, res.body)
-    const run = res.json()
+  it('spends exactly the budget and satisfies the optimality conditions of docs/math.md 3.1', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { run, budget } = await optimizeTaughtPages(t)
     assert.equal(run.pages, 300)
     assert.ok(run.expectedFreshness > 0 && run.expectedFreshness < 1)
 
-    const after = await allPages()
+    const after = await allPages(t)
     const total = after.reduce((s, p) => s + p.crawlsPerDay, 0)
     assert.ok(Math.abs(total - budget) <= 1e-9 * budget, `total ${total}`)
     let free = 0
@@ -75,8 +79,10 @@ describe('POST /v1/optimize', () => {
     assert.equal(runs.rows[0].pages, 300)
   })
 
-  it('a page whose estimate moves is re-timed at once from the stored multiplier', async () => {
-    const [page] = await allPages()
+  it('a page whose estimate moves is re-timed at once from the stored multiplier', async (ctx) => {
+    const t = await testAppFor(ctx)
+    await optimizeTaughtPages(t)
+    const [page] = await allPages(t)
     const before = page!
     const crawl = await t.app.inject({
       method: 'POST',
@@ -90,22 +96,26 @@ describe('POST /v1/optimize', () => {
     const lambda = state.rows[0].lambda
     const expected = Math.min(after.maxCrawlsPerDay ?? Infinity, Math.max(0.01, Math.sqrt((after.importance * after.changesPerDay) / lambda) - after.changesPerDay))
     assert.ok(Math.abs(after.crawlsPerDay - expected) <= 1e-9 * expected, `${after.crawlsPerDay} vs ${expected}`)
-    assert.ok(Math.abs(Date.parse(after.nextCrawlAt) - (T0 + DAY_MS / after.crawlsPerDay)) < 1)
+    assert.ok(Math.abs(Date.parse(after.nextCrawlAt) - (T0 + MS_PER_DAY / after.crawlsPerDay)) < 1)
   })
 
-  it('host caps bound a host’s total rate', async () => {
-    const before = (await allPages()).filter((p) => p.host === 'o1.example').reduce((s, p) => s + p.crawlsPerDay, 0)
+  it('host caps bound a host’s total rate', async (ctx) => {
+    const t = await testAppFor(ctx)
+    await optimizeTaughtPages(t)
+    const before = (await allPages(t)).filter((p) => p.host === 'o1.example').reduce((s, p) => s + p.crawlsPerDay, 0)
     const cap = before / 2
     await t.app.inject({ method: 'PUT', url: '/v1/hosts/o1.example', payload: { maxCrawlsPerDay: cap, minDelaySeconds: null } })
     const run = (await t.app.inject({ method: 'POST', url: '/v1/optimize' })).json()
-    const pages = await allPages()
+    const pages = await allPages(t)
     const hostTotal = pages.filter((p) => p.host === 'o1.example').reduce((s, p) => s + p.crawlsPerDay, 0)
     assert.ok(hostTotal <= cap * (1 + 1e-9), `${hostTotal} > ${cap}`)
     const total = pages.reduce((s, p) => s + p.crawlsPerDay, 0)
     assert.ok(Math.abs(total - run.budgetCrawlsPerDay) <= 1e-9 * run.budgetCrawlsPerDay)
   })
 
-  it('refuses an infeasible budget with 422 and records no run', async () => {
+  it('refuses an infeasible budget with 422 and records no run', async (ctx) => {
+    const t = await testAppFor(ctx)
+    await optimizeTaughtPages(t)
     const runsBefore = (await t.db.pool.query('SELECT count(*)::int AS n FROM optimizer_runs')).rows[0].n
     await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 5 } })
     const res = await t.app.inject({ method: 'POST', url: '/v1/optimize' })

@@ -1,21 +1,18 @@
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { DEFAULT_SETTINGS } from '../../src/domain/settings.ts'
-import { DAY_MS, T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
 
-let t: TestApp
-before(async () => {
-  t = await startTestApp()
+/** The requests of these tests, against one test's service. */
+const api = (t: TestApp) => ({
+  patch: (payload: Record<string, unknown>) => t.app.inject({ method: 'PATCH', url: '/v1/settings', payload }),
+  getPage: async (url: string) => (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${url}` })).json(),
 })
-after(async () => {
-  await t?.close()
-})
-
-const patch = (payload: Record<string, unknown>) => t.app.inject({ method: 'PATCH', url: '/v1/settings', payload })
-const getPage = async (url: string) => (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${url}` })).json()
 
 describe('settings', () => {
-  it('starts from the documented defaults', async () => {
+  it('starts from the documented defaults', async (ctx) => {
+    const t = await testAppFor(ctx)
     const res = await t.app.inject({ method: 'GET', url: '/v1/settings' })
     assert.equal(res.statusCode, 200)
     assert.deepEqual(res.json(), DEFAULT_SETTINGS)
@@ -23,7 +20,9 @@ describe('settings', () => {
     assert.equal(res.json().schedule, 'periodic')
   })
 
-  it('persists a valid change, merging nested objects', async () => {
+  it('persists a valid change, merging nested objects', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { patch } = api(t)
     const res = await patch({ budgetCrawlsPerDay: 500, sa: { gamma: 0.9 } })
     assert.equal(res.statusCode, 200, res.body)
     const after = (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
@@ -32,7 +31,9 @@ describe('settings', () => {
     assert.deepEqual(after.lln, DEFAULT_SETTINGS.lln)
   })
 
-  it('refuses invalid changes with the offending paths and changes nothing', async () => {
+  it('refuses invalid changes with the offending paths and changes nothing', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { patch } = api(t)
     const before = (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
     for (const body of [
       { estimator: 'magic' },
@@ -52,10 +53,12 @@ describe('settings', () => {
     assert.deepEqual(after, before)
   })
 
-  it('switching the estimator, α or the clipping bounds re-derives every page at once', async () => {
+  it('switching the estimator, α or the clipping bounds re-derives every page at once', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const { patch, getPage } = api(t)
     const url = 'https://s.example/p'
-    const obs = [{ url, crawledAt: iso(T0 - 10 * DAY_MS) }]
-    for (let i = 1; i <= 9; i++) obs.push({ url, crawledAt: iso(T0 - (10 - i) * DAY_MS), changed: i % 3 === 0 } as never)
+    const obs = [{ url, crawledAt: iso(T0 - 10 * MS_PER_DAY) }]
+    for (let i = 1; i <= 9; i++) obs.push({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), changed: i % 3 === 0 } as never)
     await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: obs } })
     const mle = await getPage(url)
     assert.equal(mle.changesPerDay, mle.estimates.mle)

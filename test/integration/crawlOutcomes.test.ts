@@ -1,0 +1,180 @@
+/**
+ * What the real web answers, over HTTP (docs/api.md "Fetch outcomes", "Schedule"): redirects register their
+ * target, gone pages leave the leases and the budget, hosts that push back get paced, leases carry validators,
+ * can be extended and given back page by page, and never hand out more than the budget.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { T0, iso, withTestApp, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
+
+/** `fn` on a new test app whose settings are first patched with `settings`. */
+const withApp = (fn: (t: TestApp) => Promise<void>, settings: Record<string, unknown> = {}) =>
+  withTestApp(async (t) => {
+    if (Object.keys(settings).length > 0) {
+      const res = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: settings })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    await fn(t)
+  })
+
+async function call(t: TestApp, method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) {
+  const res = await t.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as object }) })
+  return { status: res.statusCode, body: res.body === '' ? null : res.json() }
+}
+
+const report = async (t: TestApp, observations: Record<string, unknown>[]) => {
+  const res = await call(t, 'POST', '/v1/observations', { observations })
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.deepEqual(res.body.rejected, [])
+  return res.body
+}
+const page = async (t: TestApp, url: string) => (await call(t, 'GET', `/v1/pages/by-url?url=${encodeURIComponent(url)}`)).body
+const lease = async (t: TestApp, body: Record<string, unknown> = {}) => (await call(t, 'POST', '/v1/leases', { worker: 'w', limit: 100, ...body })).body
+
+test('a 301 with redirectTo registers the target with the importance of the source; the source is redirected and no longer leased', () =>
+  withApp(async (t) => {
+    await call(t, 'PUT', '/v1/pages', { pages: [{ url: 'https://old.example/a', importance: 7 }] })
+    await report(t, [{ url: 'https://old.example/a', crawledAt: iso(T0), contentHash: 'x' }])
+    t.clock.advanceMs(MS_PER_DAY)
+    await report(t, [{ url: 'https://old.example/a', crawledAt: iso(T0 + MS_PER_DAY), httpStatus: 301, redirectTo: 'https://new.example/a' }])
+    const source = await page(t, 'https://old.example/a')
+    assert.equal(source.status, 'redirected')
+    assert.equal(source.redirectTo, 'https://new.example/a')
+    assert.equal(source.dueAt, null)
+    const target = await page(t, 'https://new.example/a')
+    assert.equal(target.importance, 7)
+    t.clock.advanceMs(30 * MS_PER_DAY)
+    const urls = (await lease(t)).pages.map((p: { url: string }) => p.url)
+    assert.deepEqual(urls, ['https://new.example/a'])
+  }))
+
+test('a gone page is out of the leases and the budget until it is due for its recheck', () =>
+  withApp(async (t) => {
+    await call(t, 'PUT', '/v1/pages', { pages: [{ url: 'https://dead.example/x' }, { url: 'https://live.example/y' }] })
+    await report(t, [
+      { url: 'https://dead.example/x', crawledAt: iso(T0), contentHash: 'a' },
+      { url: 'https://live.example/y', crawledAt: iso(T0), contentHash: 'a' },
+    ])
+    t.clock.advanceMs(MS_PER_DAY)
+    await report(t, [{ url: 'https://dead.example/x', crawledAt: iso(T0 + MS_PER_DAY), httpStatus: 410 }])
+    const dead = await page(t, 'https://dead.example/x')
+    assert.equal(dead.status, 'gone')
+    assert.equal(dead.consecutiveFailures, 1)
+    assert.equal(dead.lastHttpStatus, 410)
+    assert.equal(dead.lastSuccessAt, iso(T0))
+    const run = (await call(t, 'POST', '/v1/optimize')).body
+    assert.equal(run.pagesCrawled, 1, 'only the live page gets a rate')
+    assert.equal((await page(t, 'https://dead.example/x')).crawlsPerDay, 0)
+    t.clock.advanceMs(10 * MS_PER_DAY)
+    assert.deepEqual((await lease(t)).pages.map((p: { url: string }) => p.url), ['https://live.example/y'])
+    t.clock.advanceMs(30 * MS_PER_DAY)
+    assert.ok((await lease(t)).pages.some((p: { url: string }) => p.url === 'https://dead.example/x'), 'rechecked after goneRecheckDays')
+    await report(t, [{ url: 'https://dead.example/x', crawledAt: iso(t.clock.nowMs()), httpStatus: 200, contentHash: 'b' }])
+    assert.equal((await page(t, 'https://dead.example/x')).status, 'active')
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+    assert.match(metrics, /recrawl_crawls_by_page_status_total\{page_status="gone"\} 1\n/, 'the recheck is counted as a crawl of a gone page')
+    assert.match(metrics, /recrawl_crawls_by_page_status_total\{page_status="active"\} 3\n/)
+  }))
+
+test('a host that answers 429 with Retry-After is paused and paced; normal answers end the pacing; robots.txt Crawl-delay paces too', () =>
+  withApp(async (t) => {
+    const urls = Array.from({ length: 6 }, (_, i) => `https://busy.example/${i}`)
+    await call(t, 'PUT', '/v1/pages', { pages: urls.map((url) => ({ url })) })
+    await report(t, [{ url: urls[0], crawledAt: iso(T0), httpStatus: 429, retryAfterSeconds: 600 }])
+    const hosts = (await call(t, 'GET', '/v1/hosts')).body.hosts
+    const busy = hosts.find((h: { host: string }) => h.host === 'busy.example')
+    assert.ok(busy, 'the host got pacing state')
+    assert.ok(busy.throttleDelaySeconds >= 1 && busy.paceSeconds === busy.throttleDelaySeconds)
+    assert.equal((await lease(t)).pages.length, 0, 'paused for the Retry-After')
+    t.clock.advanceMs(601_000)
+    const first = await lease(t)
+    assert.equal(first.pages.length, 1, 'one page of a paced host per pace')
+    assert.equal((await lease(t)).pages.length, 0)
+    // Normal answers shrink the delay until it ends; the host's pages are served together again.
+    const ok = urls.map((url, i) => ({ url, crawledAt: iso(t.clock.nowMs() - i * 1000), contentHash: 'v', httpStatus: 200 }))
+    await report(t, ok)
+    const after = (await call(t, 'GET', '/v1/hosts')).body.hosts.find((h: { host: string }) => h.host === 'busy.example')
+    assert.equal(after.throttleDelaySeconds, null)
+    assert.equal(after.paceSeconds, 0)
+
+    await report(t, [{ url: 'https://robots.example/a', crawledAt: iso(t.clock.nowMs()), contentHash: 'v', robotsCrawlDelaySeconds: 7 }])
+    const robots = (await call(t, 'GET', '/v1/hosts')).body.hosts.find((h: { host: string }) => h.host === 'robots.example')
+    assert.equal(robots.crawlDelaySeconds, 7)
+    assert.equal(robots.paceSeconds, 7)
+  }))
+
+test('leases carry the validators of the latest successful fetch; a 304 reported in one line counts as unchanged', () =>
+  withApp(async (t) => {
+    const url = 'https://cond.example/p'
+    await report(t, [{ url, crawledAt: iso(T0), contentHash: 'h', etag: '"e1"', lastModified: iso(T0 - MS_PER_DAY), httpStatus: 200 }])
+    t.clock.advanceMs(30 * MS_PER_DAY)
+    const grant = await lease(t)
+    assert.deepEqual(
+      grant.pages.map((p: Record<string, unknown>) => [p.url, p.etag, p.lastModified, p.contentHash]),
+      [[url, '"e1"', iso(T0 - MS_PER_DAY), 'h']],
+    )
+    const done = await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), httpStatus: 304, leaseId: grant.leaseId }])
+    assert.equal(done.accepted, 1)
+    const p = await page(t, url)
+    assert.equal(p.intervals, 1)
+    assert.equal(p.changes, 0)
+    assert.equal(p.etag, '"e1"')
+  }))
+
+test('a lease is extended by a heartbeat, gives single pages back (retry, skip), and an expired lease cannot be extended', () =>
+  withApp(async (t) => {
+    const urls = ['https://hb.example/a', 'https://hb.example/b', 'https://hb.example/c']
+    await report(t, urls.map((url) => ({ url, crawledAt: iso(T0), contentHash: 'v' })))
+    t.clock.advanceMs(30 * MS_PER_DAY)
+    const grant = await lease(t, { leaseSeconds: 60 })
+    assert.equal(grant.pages.length, 3)
+    t.clock.advanceMs(50_000)
+    const extended = await call(t, 'PATCH', `/v1/leases/${grant.leaseId}`, { leaseSeconds: 120 })
+    assert.equal(extended.status, 200, JSON.stringify(extended.body))
+    assert.equal(extended.body.pages, 3)
+    assert.equal(extended.body.expiresAt, iso(t.clock.nowMs() + 120_000))
+    t.clock.advanceMs(60_000)
+    assert.equal((await lease(t)).pages.length, 0, 'still held after the first expiry time')
+
+    const [a, b] = grant.pages
+    const released = await call(t, 'POST', `/v1/leases/${grant.leaseId}/release`, {
+      pages: [
+        { id: a.id, reason: 'retry' },
+        { id: b.id, reason: 'skip' },
+        { id: '999999', reason: 'retry' },
+      ],
+    })
+    assert.equal(released.status, 200, JSON.stringify(released.body))
+    assert.equal(released.body.released, 2)
+    assert.deepEqual(released.body.notHeld.map((x: { index: number }) => x.index), [2])
+    const again = await lease(t)
+    assert.deepEqual(again.pages.map((p: { url: string }) => p.url), [a.url], 'retry: due again at once; skip: one period later')
+    const skipped = await call(t, 'GET', `/v1/pages/${b.id}`)
+    assert.ok(Date.parse(skipped.body.dueAt) > t.clock.nowMs() + MS_PER_DAY / 10)
+
+    t.clock.advanceMs(200_000)
+    const expired = await call(t, 'PATCH', `/v1/leases/${grant.leaseId}`, { leaseSeconds: 120 })
+    assert.equal(expired.status, 404)
+    assert.equal(expired.body.status, 404)
+  }))
+
+test('leases never hand out more than the budget: the allowance fills at budgetCrawlsPerDay and holds handOutBurstHours of it', () =>
+  withApp(
+    async (t) => {
+      const urls = Array.from({ length: 40 }, (_, i) => `https://budget.example/${i}`)
+      await report(t, urls.map((url) => ({ url, crawledAt: iso(T0 - 30 * MS_PER_DAY), contentHash: 'v' })))
+      // 48 crawls a day, at most 2 hours of it at once: 4 pages now, 2 more per hour.
+      assert.equal((await lease(t)).pages.length, 4)
+      assert.equal((await lease(t)).pages.length, 0)
+      t.clock.advanceMs(3_600_000)
+      const hour = await lease(t)
+      assert.equal(hour.pages.length, 2)
+      // Pages given back return their share.
+      await call(t, 'DELETE', `/v1/leases/${hour.leaseId}`)
+      assert.equal((await lease(t)).pages.length, 2)
+      t.clock.advanceMs(10 * 3_600_000)
+      assert.equal((await lease(t)).pages.length, 4, 'a pause earns at most handOutBurstHours of the budget')
+    },
+    { budgetCrawlsPerDay: 48, handOutBurstHours: 2 },
+  ))

@@ -1,0 +1,326 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import type { ServerResponse } from 'node:http'
+import { createRecrawlClient, ok } from '../../src/client/index.ts'
+import { createApiKey } from '../../src/domain/apiKeys.ts'
+import { simulatedClock } from '../../src/domain/clock.ts'
+import { createRandom } from '../../src/math/random.ts'
+import { MS_PER_DAY } from '../../src/math/units.ts'
+import { Crawler, DEFAULT_CRAWLER_OPTIONS } from '../../examples/crawler/worker.ts'
+import { startTestApp } from '../helpers/testApp.ts'
+import { listenOnLoopback } from '../helpers/listen.ts'
+import { html, TestSite, type SiteRequest } from '../helpers/testSite.ts'
+
+const REPO_DIR = fileURLToPath(new URL('../..', import.meta.url))
+const HOUR_MS = 3_600_000
+const MINUTE_MS = 60_000
+const START_MS = Date.UTC(2026, 0, 5)
+
+/** Change times of a page with Poisson changes at `changesPerDay`, over [START_MS, START_MS + days]. */
+function poissonChanges(seed: number, changesPerDay: number, days: number): number[] {
+  const random = createRandom(seed)
+  const times: number[] = []
+  for (let t = START_MS + random.exponential(changesPerDay) * MS_PER_DAY; t <= START_MS + days * MS_PER_DAY; t += random.exponential(changesPerDay) * MS_PER_DAY) {
+    times.push(Math.round(t))
+  }
+  return times
+}
+
+/** How many changes happened by `atMs`: the page's version. */
+function versionAt(changes: readonly number[], atMs: number): number {
+  let n = 0
+  while (n < changes.length && changes[n]! <= atMs) n++
+  return n
+}
+
+/**
+ * Fraction of [fromMs, toMs] during which a copy fetched at the latest of `crawlsMs` before each instant was
+ * up to date: after a fetch, until the page's next change.
+ */
+function freshness(changes: readonly number[], crawlsMs: readonly number[], fromMs: number, toMs: number): number {
+  const crawls = [...crawlsMs].sort((a, b) => a - b)
+  let fresh = 0
+  for (let i = 0; i < crawls.length; i++) {
+    const start = Math.max(crawls[i]!, fromMs)
+    const end = Math.min(crawls[i + 1] ?? toMs, toMs)
+    if (end <= start) continue
+    const nextChange = changes.find((c) => c > crawls[i]!) ?? Number.POSITIVE_INFINITY
+    fresh += Math.max(0, Math.min(end, nextChange) - start)
+  }
+  return fresh / (toMs - fromMs)
+}
+
+interface TrackedPage {
+  url: string
+  importance: number
+  changes: number[]
+}
+
+/** Importance-weighted freshness of the pages crawled at the given times. */
+function weightedFreshness(pages: readonly TrackedPage[], crawlsOf: (p: TrackedPage) => number[], fromMs: number, toMs: number): number {
+  const total = pages.reduce((s, p) => s + p.importance, 0)
+  return pages.reduce((s, p) => s + p.importance * freshness(p.changes, crawlsOf(p), fromMs, toMs), 0) / total
+}
+
+/** The same number of crawls spread evenly over the pages and the window, averaged over phases. */
+function uniformFreshness(pages: readonly TrackedPage[], crawls: number, fromMs: number, toMs: number): number {
+  const intervalMs = ((toMs - fromMs) * pages.length) / crawls
+  const phases = 24
+  let sum = 0
+  for (let k = 0; k < phases; k++) {
+    sum += weightedFreshness(
+      pages,
+      (p) => {
+        const offset = ((pages.indexOf(p) / pages.length + k / phases) % 1) * intervalMs
+        const times: number[] = []
+        for (let t = fromMs + offset - intervalMs; t < toMs; t += intervalMs) times.push(t)
+        return times
+      },
+      fromMs,
+      toMs,
+    )
+  }
+  return sum / phases
+}
+
+const okFetches = (requests: SiteRequest[]) => requests.filter((r) => r.status === 200 || r.status === 304)
+
+describe('the example crawler (examples/crawler)', () => {
+  it('teaches the service a changing site: dead pages, a redirect, a throttling host, a noisy page, and crawls where the changes are', async () => {
+    const HORIZON_DAYS = 5
+    const WARMUP_DAYS = 2
+    const END_MS = START_MS + HORIZON_DAYS * MS_PER_DAY
+    const sim = { nowMs: START_MS }
+    const site = new TestSite(() => sim.nowMs)
+    const t = await startTestApp({ clock: simulatedClock(0) })
+    try {
+      const api = createRecrawlClient({ baseUrl: await listenOnLoopback(t.app) })
+
+      // Host A: pages with known change times (ETag or Last-Modified, so conditional requests get 304s), random
+      // tokens outside the main content on every page (the crawler's hashing must ignore them), a page that dies,
+      // a page that moved, and a page whose main content carries a random token (noise).
+      const tracked = new Map<string, TrackedPage>()
+      const hostA = await site.addHost((req, res, host) => {
+        const path = req.url ?? '/'
+        const now = sim.nowMs
+        const chrome = (main: string) =>
+          `<!doctype html><html><head><title>${path}</title><script>var session = "${randomUUID()}"</script><style>p{color:red}</style></head>` +
+          `<body><nav>menu · visitor ${randomUUID()}</nav><main>${main}</main><footer>served at ${new Date(now).toISOString()}</footer></body></html>`
+        const page = tracked.get(host.origin + path)
+        if (page) {
+          const version = versionAt(page.changes, now)
+          if (path.startsWith('/fast/')) {
+            const etag = `"${path}-v${version}"`
+            if (req.headers['if-none-match'] === etag) return void notModified(res)
+            return html(res, 200, chrome(`<h1>${path}</h1><p>  version\n ${version}</p>`), { etag })
+          }
+          const lastChangeMs = version === 0 ? START_MS : page.changes[version - 1]!
+          const since = Date.parse(String(req.headers['if-modified-since'] ?? ''))
+          if (Math.floor(lastChangeMs / 1000) <= Math.floor(since / 1000)) return void notModified(res)
+          return html(res, 200, chrome(`<h1>${path}</h1><p>version ${version} &amp; more</p>`), { 'last-modified': new Date(lastChangeMs).toUTCString() })
+        }
+        if (path === '/dying') {
+          const day = (now - START_MS) / MS_PER_DAY
+          // A news item updated every 4 hours, then taken down: 404 for a day, then 410.
+          if (day < 0.5) return html(res, 200, chrome(`update ${Math.floor(day * 6)}`))
+          return html(res, day < 1.5 ? 404 : 410, chrome('not here'))
+        }
+        if (path === '/moved') return html(res, 301, chrome('moved'), { location: '/new-home' })
+        if (path === '/new-home') return html(res, 200, chrome('the new home'))
+        if (path === '/noisy') return html(res, 200, chrome(`<p>today's token: ${randomUUID()}</p>`))
+        return html(res, 404, chrome('no such page'))
+      })
+      // Host B: answers 429 with Retry-After to a request less than 2 hours after its last normal answer.
+      let hostBLastOkMs: number | null = null
+      const RETRY_AFTER_SECONDS = 3600
+      const hostB = await site.addHost((req, res, host) => {
+        const path = req.url ?? '/'
+        const now = sim.nowMs
+        if (hostBLastOkMs !== null && now - hostBLastOkMs < 2 * HOUR_MS) {
+          return html(res, 429, 'slow down', { 'retry-after': String(RETRY_AFTER_SECONDS) })
+        }
+        hostBLastOkMs = now
+        const page = tracked.get(host.origin + path)
+        if (!page) return html(res, 404, 'no such page')
+        const etag = `"b${versionAt(page.changes, now)}"`
+        if (req.headers['if-none-match'] === etag) return void notModified(res)
+        return html(res, 200, `<html><body><main>${path} version ${versionAt(page.changes, now)}</main></body></html>`, { etag })
+      })
+
+      const fast = [0, 1, 2].map((i) => ({ url: `${hostA.origin}/fast/${i}`, importance: 2, changes: poissonChanges(100 + i, 6, HORIZON_DAYS) }))
+      const slow = [0, 1, 2].map((i) => ({ url: `${hostA.origin}/slow/${i}`, importance: 1, changes: poissonChanges(200 + i, 0.1, HORIZON_DAYS) }))
+      const throttled = [0, 1, 2].map((i) => ({ url: `${hostB.origin}/b/${i}`, importance: 1, changes: poissonChanges(300 + i, 1, HORIZON_DAYS) }))
+      for (const p of [...fast, ...slow, ...throttled]) tracked.set(p.url, p)
+      const special = (path: string) => `${hostA.origin}${path}`
+
+      // An important page crawled at most every 3 hours: the optimiser keeps crawling it while probes shorten its interval.
+      const noisyPage = { url: special('/noisy'), importance: 200, maxCrawlsPerDay: 8 }
+      const setClock = async (ms: number) => {
+        sim.nowMs = ms
+        await ok(api.PUT('/v1/clock', { body: { now: new Date(ms).toISOString() } }))
+      }
+      await setClock(START_MS)
+      // A budget the pages compete for; the hand-out allowance holds a week of it, so leases follow the due times.
+      await ok(api.PATCH('/v1/settings', { body: { budgetCrawlsPerDay: 24, handOutBurstHours: 168, reoptimizeSeconds: 86_400 } }))
+      const registered = [...fast, ...slow, ...throttled].map(({ url, importance }) => ({ url, importance }))
+      registered.push({ url: special('/dying'), importance: 2 }, { url: special('/moved'), importance: 1 })
+      await ok(api.PUT('/v1/pages', { body: { pages: [...registered, noisyPage] } }))
+
+      const crawler = new Crawler({ ...DEFAULT_CRAWLER_OPTIONS, api, worker: 'test-crawler', concurrency: 4, hostDelayMs: 0, leaseSeconds: 3600, now: () => sim.nowMs })
+      // Simulated time moves to the next due page, so every crawl happens when the service asked for it.
+      let throttleSeen = 0
+      let nextOptimizeMs = START_MS
+      let stalled = 0
+      while (sim.nowMs < END_MS) {
+        if (sim.nowMs >= nextOptimizeMs) {
+          await ok(api.POST('/v1/optimize'))
+          nextOptimizeMs += 12 * HOUR_MS
+        }
+        const round = await crawler.runOnce()
+        if (round.statuses['429'] && throttleSeen === 0) {
+          const hosts = await ok(api.GET('/v1/hosts'))
+          throttleSeen = Math.max(throttleSeen, hosts.hosts.find((h) => h.host === hostB.host)?.throttleDelaySeconds ?? 0)
+        }
+        if (round.leased > 0) stalled = 0
+        // Then to the next due time. Pages due already but held back (a paused or paced host) are tried again
+        // after a growing wait.
+        const schedule = await ok(api.GET('/v1/schedule', { params: { query: { limit: 100 } } }))
+        const dues = schedule.items.map((i) => Date.parse(i.dueAt))
+        if (round.leased > 0 && dues.some((d) => d <= sim.nowMs)) continue
+        const future = Math.min(...dues.filter((d) => d > sim.nowMs), END_MS, nextOptimizeMs)
+        const waitMs = dues.some((d) => d <= sim.nowMs) ? Math.min(MINUTE_MS * 2 ** stalled++, HOUR_MS) : Number.POSITIVE_INFINITY
+        await setClock(Math.min(future, sim.nowMs + waitMs))
+      }
+      await ok(api.POST('/v1/optimize'))
+      const pageOf = (url: string) => ok(api.GET('/v1/pages/by-url', { params: { query: { url } } }))
+
+      // The dead page: gone at its first 410 (or third 404 in a row), and never fetched again.
+      const dying = await pageOf(special('/dying'))
+      assert.equal(dying.status, 'gone')
+      assert.equal(dying.crawlsPerDay, 0)
+      const dyingRequests = site.requestsFor(special('/dying'))
+      let notFoundInARow = 0
+      const goneAt = dyingRequests.findIndex((r) => (r.status === 404 ? ++notFoundInARow >= 3 : ((notFoundInARow = 0), r.status === 410)))
+      assert.ok(goneAt >= 0, JSON.stringify(dyingRequests))
+      assert.equal(dyingRequests.length, goneAt + 1, 'no fetch after the page was gone')
+
+      // The redirect: the source is not scheduled any more, the target is a page of its own, with the source's importance.
+      const moved = await pageOf(special('/moved'))
+      assert.equal(moved.status, 'redirected')
+      assert.equal(moved.redirectTo, special('/new-home'))
+      assert.equal(site.requestsFor(special('/moved')).length, 1)
+      const target = await pageOf(special('/new-home'))
+      assert.equal(target.importance, moved.importance)
+      assert.ok(okFetches(site.requestsFor(special('/new-home'))).length >= 1)
+
+      // The throttling host: its adaptive delay grew, and nobody asked it anything during a Retry-After.
+      assert.ok(throttleSeen > 0, 'host B got a throttle delay')
+      const hostBRequests = site.requests.filter((r) => r.origin === hostB.origin)
+      const refusals = hostBRequests.filter((r) => r.status === 429)
+      assert.ok(refusals.length > 0)
+      for (const refusal of refusals) {
+        const during = hostBRequests.filter((r) => r.atMs > refusal.atMs && r.atMs < refusal.atMs + RETRY_AFTER_SECONDS * 1000)
+        assert.deepEqual(during, [], `request to host B during the Retry-After of ${new Date(refusal.atMs).toISOString()}`)
+      }
+
+      // The noisy page is flagged; pages with random tokens only outside their main content are not.
+      assert.equal((await pageOf(special('/noisy'))).noisy, true)
+      for (const p of [...fast, ...slow]) assert.equal((await pageOf(p.url)).noisy, false, p.url)
+
+      // Where the changes are: after the warm-up, the fast (and more important) pages got more crawls than the
+      // slow ones, and the crawls bought more freshness than the same number spread uniformly.
+      const fromMs = START_MS + WARMUP_DAYS * MS_PER_DAY
+      const crawlsOf = (p: TrackedPage) => okFetches(site.requestsFor(p.url)).map((r) => r.atMs)
+      const inWindow = (p: TrackedPage) => crawlsOf(p).filter((ms) => ms >= fromMs).length
+      const fastCrawls = fast.reduce((s, p) => s + inWindow(p), 0)
+      const slowCrawls = slow.reduce((s, p) => s + inWindow(p), 0)
+      assert.ok(fastCrawls > 2 * slowCrawls, `fast ${fastCrawls} vs slow ${slowCrawls}`)
+      const pages = [...fast, ...slow]
+      const service = weightedFreshness(pages, crawlsOf, fromMs, END_MS)
+      const uniform = uniformFreshness(pages, fastCrawls + slowCrawls, fromMs, END_MS)
+      assert.ok(service > uniform, `service freshness ${service.toFixed(3)} vs uniform ${uniform.toFixed(3)} with ${fastCrawls + slowCrawls} crawls`)
+
+      // Nothing is left leased, and conditional requests were answered 304 and reported as such.
+      assert.equal(crawler.totals.released + crawler.totals.reported, crawler.totals.leased)
+      assert.ok((crawler.totals.statuses['304'] ?? 0) > 0)
+    } finally {
+      await t.close()
+      await site.close()
+    }
+  })
+
+  it('runs from the command line: sends heartbeats while a fetch hangs, and on SIGTERM reports what it fetched and gives the rest back', async () => {
+    const site = new TestSite(() => Date.now())
+    const hanging: ServerResponse[] = []
+    const host = await site.addHost((req, res) => {
+      if (req.url === '/quick') return html(res, 200, '<main>quick</main>')
+      hanging.push(res) // never answered
+    })
+    const t = await startTestApp()
+    t.clock.setMs(Date.now())
+    let child: ReturnType<typeof spawn> | null = null
+    try {
+      const baseUrl = await listenOnLoopback(t.app)
+      const admin = createRecrawlClient({ baseUrl, apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'ops', role: 'admin' })).key })
+      const crawlerKey = (await createApiKey({ pool: t.db.pool }, { name: 'fleet', role: 'crawler' })).key
+      const urls = ['/quick', '/hang/1', '/hang/2'].map((p) => `${host.origin}${p}`)
+      await ok(admin.PUT('/v1/pages', { body: { pages: urls.map((url, i) => ({ url, importance: 3 - i })) } }))
+
+      const args = ['--url', baseUrl, '--key', crawlerKey, '--lease-seconds', '30', '--heartbeat-seconds', '0.2', '--host-delay-ms', '0', '--poll-seconds', '1']
+      child = spawn(process.execPath, ['--import', 'tsx', 'examples/crawler/crawler.ts', ...args], { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)))
+
+      await waitFor(() => site.requestsFor(urls[1]!).length > 0, 30_000, () => `the crawler never fetched ${urls[1]}: ${stderr}`)
+      const pageOf = (url: string) => ok(admin.GET('/v1/pages/by-url', { params: { query: { url } } }))
+      const leased = await pageOf(urls[1]!)
+      assert.ok(leased.lease, 'the hanging page is leased')
+      // Time passes on the service; the heartbeats keep the lease ahead of it.
+      t.clock.advanceMs(20_000)
+      await waitFor(
+        async () => Date.parse((await pageOf(urls[1]!)).lease?.expiresAt ?? '0') >= t.clock.nowMs() + 29_000,
+        10_000,
+        () => `no heartbeat moved the lease: ${stderr}`,
+      )
+
+      child.kill('SIGTERM')
+      assert.equal(await withTimeout(exited, 15_000), 0, stderr)
+      assert.match(stderr, /gave back 2 unfetched page/)
+      const [quick, hang1, hang2] = await Promise.all(urls.map(pageOf))
+      assert.equal(quick!.crawls, 1, 'the fetched page was reported')
+      assert.equal(quick!.lastHttpStatus, 200)
+      for (const page of [quick!, hang1!, hang2!]) assert.equal(page.lease, null, page.url)
+      for (const page of [hang1!, hang2!]) {
+        assert.equal(page.crawls, 0, page.url)
+        assert.ok(Date.parse(page.dueAt!) <= t.clock.nowMs(), `${page.url} is due again at once`)
+      }
+      assert.equal(site.requestsFor(urls[2]!).length, 0, 'one request at a time per host')
+    } finally {
+      child?.kill('SIGKILL')
+      for (const res of hanging) res.destroy()
+      await t.close()
+      await site.close()
+    }
+  })
+})
+
+function notModified(res: ServerResponse): void {
+  res.writeHead(304)
+  res.end()
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, message: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail(message())
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())])
+}
