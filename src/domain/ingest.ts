@@ -9,7 +9,7 @@ import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
 import { checkReport, type CheckedReport, type ObservationReceipt, type ObservationReport, type RejectedItem } from './crawlReports.ts'
-import { handOutCapacity, leaseMismatch } from './leases.ts'
+import { handOutBudget, leaseMismatch } from './leases.ts'
 import { applyCrawl, replayHistory, stepContext, type CrawlOutcome, type PageState, type PageStatus, type StepContext } from './pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'
 import { settingsFromStored } from './settings.ts'
@@ -55,7 +55,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
     ctx.catchUpLateness =
-      (await availableHandOutTokens(client, { now: new Date(nowMs), perDay: settings.budgetCrawlsPerDay, capacity: handOutCapacity(settings) })) >= 1
+      (await availableHandOutTokens(client, handOutBudget(settings, new Date(nowMs)))) >= 1
     const batch = new BatchResult()
     if (settings.registerUnknownPages) {
       batch.pagesRegistered = await insertMissingPages(

@@ -19,7 +19,7 @@ import { NotFoundError } from './errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
 import { timestampSchema } from './timestamps.ts'
-import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
+import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
 export const leaseRequestSchema = z
@@ -107,20 +107,17 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   const hosts = canonicalHosts(settings, request.hosts)
   const expiredReturned = await returnExpiredLeases(deps.pool, now, EXPIRED_BATCH)
   // Never more than the budget: a fleet-wide allowance that fills at budgetCrawlsPerDay.
-  const budget = { perDay: settings.budgetCrawlsPerDay, capacity: handOutCapacity(settings) }
-  const allowed = await takeHandOutTokens(deps.pool, { now, wanted: request.limit, ...budget })
-  const pages =
-    allowed < 1
-      ? []
-      : await claimDuePages(deps.pool, {
-          now,
-          limit: allowed,
-          hosts,
-          leaseId,
-          worker: request.worker,
-          expiresAt,
-        })
-  await returnHandOutTokens(deps.pool, allowed - pages.length, budget.capacity)
+  const budget = handOutBudget(settings, now)
+  const { taken, available } = await takeHandOutTokens(deps.pool, { ...budget, wanted: request.limit })
+  const claim = { now, hosts, leaseId, worker: request.worker, expiresAt }
+  const pages = taken < 1 ? [] : await claimDuePages(deps.pool, { ...claim, limit: taken })
+  // Due pages leave allowance unused: the pages due next go out early, keeping a reserve for pages that fall
+  // due (a probe's short interval must not wait for the allowance to refill), so the total rate stays even.
+  const earlyLimit = Math.min(taken - pages.length, Math.floor(available - pages.length - budget.reserve))
+  if (earlyLimit >= 1) {
+    pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, earlyUntil: new Date(nowMs + EARLY_HORIZON_DAYS * MS_PER_DAY) })))
+  }
+  await returnHandOutTokens(deps.pool, taken - pages.length, budget.capacity)
   return {
     leaseId,
     expiresAt: expiresAt.toISOString(),
@@ -220,7 +217,22 @@ export async function releaseLeasedPages(deps: Pick<DomainDeps, 'pool' | 'clock'
 
 /** How many crawls leases may hand out at once: handOutBurstHours of the budget (at least one). */
 export function handOutCapacity(settings: Settings): number {
-  return Math.max(1, (settings.budgetCrawlsPerDay * settings.handOutBurstHours) / 24)
+  return Math.max(1, (settings.budgetCrawlsPerDay * settings.handOutBurstHours) / HOURS_PER_DAY)
+}
+
+/**
+ * The allowance early hand-outs leave for pages that fall due: a few minutes of the budget, at least one crawl.
+ * It bounds how far one hour's hand-outs can stray from the budget's hourly share (10 % is six minutes).
+ */
+const RESERVE_MINUTES = 3
+/** Early hand-outs take pages due within this long. */
+const EARLY_HORIZON_DAYS = 1
+
+/** The fleet-wide hand-out allowance as leases see it: it starts at the reserve, not full, so a new fleet gets no burst. */
+export function handOutBudget(settings: Settings, now: Date): { now: Date; perDay: number; capacity: number; initial: number; reserve: number } {
+  const capacity = handOutCapacity(settings)
+  const reserve = Math.min(capacity, Math.max(1, (settings.budgetCrawlsPerDay * RESERVE_MINUTES) / MINUTES_PER_DAY))
+  return { now, perDay: settings.budgetCrawlsPerDay, capacity, initial: reserve, reserve }
 }
 
 /** Releases a lease early: its pages return to the pool at once. */

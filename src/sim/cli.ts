@@ -9,7 +9,7 @@ import { runTasks, type ParallelProgress } from './parallel.ts'
 import { groupResults, checkGoals, renderMarkdown, renderText } from './report.ts'
 import { DEFAULT_SIM_OPTIONS, IMPORTANCE_KINDS, planTasks, selectPolicies, WORKLOADS, type SimOptions, type Workload } from './runner.ts'
 import type { ImportanceKind } from './universe.ts'
-import { MS_PER_SECOND } from '../math/units.ts'
+import { MINUTES_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
 
 const SIMULATE_USAGE = `usage: recrawl simulate [options]
 
@@ -37,7 +37,8 @@ progress goes to stderr. Needs no configuration and no database.
 
   --e2e --url <url>      drive a running service (SIMULATED_CLOCK=true) over HTTP instead; loopback only.
                          Uses --pages (default ${DEFAULT_E2E_OPTIONS.pageCount}), --days (default ${DEFAULT_E2E_OPTIONS.horizonDays}), --seed, --crawls-per-page,
-                         --reoptimize-days, --workload (one synthetic workload) and --importance (one).`
+                         --reoptimize-days, --workload (one synthetic workload) and --importance (one).
+  --fleet-lag-minutes <m> with --e2e: the fleet fetches each page m minutes after it could (default 0)`
 
 const list = (value: string | undefined): string[] | null => (value === undefined ? null : value.split(',').map((s) => s.trim()).filter(Boolean))
 
@@ -45,6 +46,13 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   if (value === undefined) return fallback
   const n = Number(value)
   if (!(n > 0) || !Number.isFinite(n)) throw new UsageError(`--${name} must be a positive number, got ${value}`)
+  return n
+}
+
+function nonNegative(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!(n >= 0) || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number ≥ 0, got ${value}`)
   return n
 }
 
@@ -69,6 +77,7 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
       markdown: { type: 'boolean' },
       e2e: { type: 'boolean' },
       url: { type: 'string' },
+      'fleet-lag-minutes': { type: 'string' },
     })
   } catch (err) {
     if (!(err instanceof UsageError)) throw err
@@ -100,6 +109,7 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
         seed,
         crawlsPerPagePerDay: positive('crawls-per-page', values['crawls-per-page'], DEFAULT_E2E_OPTIONS.crawlsPerPagePerDay),
         reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_E2E_OPTIONS.reoptimizeDays),
+        fleetLagDays: nonNegative('fleet-lag-minutes', values['fleet-lag-minutes'], 0) / MINUTES_PER_DAY,
         log: (line) => console.error(line),
       })
       console.log(values.json ? JSON.stringify(report, null, 2) : report.text)

@@ -28,6 +28,8 @@ interface EndToEndOptions {
   reoptimizeDays: number
   /** Simulated days between two clock steps of the fleet. */
   stepDays: number
+  /** The fleet fetches each page this long after it could first have (the later of its due time and the previous step). */
+  fleetLagDays: number
   /** The run is abandoned after this much wall time. */
   maxWallSeconds: number
   log: (line: string) => void
@@ -43,6 +45,7 @@ export const DEFAULT_E2E_OPTIONS: Omit<EndToEndOptions, 'url' | 'log'> = {
   crawlsPerPagePerDay: 1,
   reoptimizeDays: 1,
   stepDays: 1 / 48,
+  fleetLagDays: 0,
   maxWallSeconds: 900,
 }
 
@@ -120,6 +123,33 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
 
   const tracker = new FreshnessTracker(universe)
   let crawls = 0
+  // Leased pages the fleet has not reported yet, and the latest fetch time given to each page.
+  const pending: { i: number; crawlDays: number; url: string; leaseId: string }[] = []
+  const fetchedDays = new Array<number>(n).fill(-1)
+  const leaseSeconds = Math.min(86_400, Math.max(3600, Math.ceil((options.fleetLagDays + 2 * options.stepDays) * 86_400)))
+  /** Reports the fetches made by `nowDays`, in fetch order, in batches. */
+  const report = async (nowDays: number) => {
+    pending.sort((a, b) => a.crawlDays - b.crawlDays)
+    let done = pending.findIndex((p) => p.crawlDays > nowDays + 1e-12)
+    if (done === -1) done = pending.length
+    const fetched = pending.splice(0, done)
+    for (let from = 0; from < fetched.length; from += BATCH) {
+      const items = fetched.slice(from, from + BATCH).map(({ i, crawlDays, url, leaseId }) => {
+        const outcome = tracker.crawl(i, crawlDays)
+        crawls++
+        const day = Math.floor(crawlDays - options.warmupDays)
+        if (day >= 0 && day < wholeDaysAfterWarmup) crawlsPerDayAfterWarmup[day]!++
+        return {
+          url,
+          crawledAt: isoAt(crawlDays),
+          changed: outcome.changed,
+          ...(outcome.ageDays === null ? {} : { lastModified: isoAt(crawlDays - outcome.ageDays) }),
+          leaseId,
+        }
+      })
+      await ok(api.POST('/v1/observations', { body: { observations: items } }))
+    }
+  }
   const wholeDaysAfterWarmup = Math.max(0, Math.floor(options.horizonDays - options.warmupDays + 1e-9))
   const crawlsPerDayAfterWarmup = new Array<number>(wholeDaysAfterWarmup).fill(0)
   let previousStepDays = 0
@@ -133,33 +163,22 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
       await ok(api.POST('/v1/optimize'))
       nextOptimizeDays += options.reoptimizeDays
     }
+    await report(nowDays)
     for (;;) {
-      const lease = await ok(api.POST('/v1/leases', { body: { worker: 'simulate-e2e', limit: BATCH, leaseSeconds: 3600 } }))
-      if (lease.pages.length === 0) break
-      const items = []
+      const lease = await ok(api.POST('/v1/leases', { body: { worker: 'simulate-e2e', limit: BATCH, leaseSeconds } }))
       for (const page of lease.pages) {
         const i = indexOf.get(page.url)
         if (i === undefined) continue
-        // Crawled when due, but not before the previous step (the fleet looks once per step).
+        // Fetched when due, but not before the previous step (the fleet looks once per step), plus the fleet's lag.
         const dueDays = (Date.parse(page.dueAt) - SIM_START_MS) / MS_PER_DAY
-        const last = tracker.lastCrawlDays(i) ?? -1
-        const atMs = Math.round(Math.max(dueDays, previousStepDays, last + 1 / MS_PER_DAY) * MS_PER_DAY)
-        const crawlDays = atMs / MS_PER_DAY
-        const outcome = tracker.crawl(i, crawlDays)
-        crawls++
-        const day = Math.floor(crawlDays - options.warmupDays)
-        if (day >= 0 && day < wholeDaysAfterWarmup) crawlsPerDayAfterWarmup[day]!++
-        items.push({
-          url: page.url,
-          crawledAt: isoAt(crawlDays),
-          changed: outcome.changed,
-          ...(outcome.ageDays === null ? {} : { lastModified: isoAt(crawlDays - outcome.ageDays) }),
-          leaseId: lease.leaseId,
-        })
+        const last = Math.max(tracker.lastCrawlDays(i) ?? -1, fetchedDays[i]!)
+        const crawlDays = Math.round((Math.max(dueDays, previousStepDays, last + 1 / MS_PER_DAY) + options.fleetLagDays) * MS_PER_DAY) / MS_PER_DAY
+        fetchedDays[i] = crawlDays
+        pending.push({ i, crawlDays, url: page.url, leaseId: lease.leaseId })
       }
-      await ok(api.POST('/v1/observations', { body: { observations: items } }))
       if (lease.pages.length < BATCH) break
     }
+    await report(nowDays)
     previousStepDays = nowDays
     if (Date.now() - lastLog > 10_000) {
       lastLog = Date.now()
@@ -191,7 +210,7 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   const budgetUsePerDay = crawlsPerDayAfterWarmup.map((c) => c / universe.budgetCrawlsPerDay)
   const lines = [
     `end-to-end: ${options.workload}, ${options.importance} importance, ${n} pages, ${options.horizonDays} simulated days from ${isoAt(0)}, ` +
-      `warm-up ${options.warmupDays} days, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, fleet step ${(options.stepDays * 1440).toFixed(0)} min, ` +
+      `warm-up ${options.warmupDays} days, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, fleet step ${(options.stepDays * 1440).toFixed(0)} min, fleet lag ${(options.fleetLagDays * 1440).toFixed(0)} min, ` +
       `optimize every ${options.reoptimizeDays} day(s)`,
     `  service over HTTP     F ${freshness.toFixed(4)}  F/oracle-periodic ${ratioToOracle.toFixed(3)}  F/oracle-renewal ${ratioToRenewalOracle.toFixed(3)}  ` +
       `crawls/budget ${(crawls / budgetCrawls).toFixed(3)}  (${requests} requests, ${wallSeconds.toFixed(0)} s)`,

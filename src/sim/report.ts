@@ -21,6 +21,8 @@ interface TableRow {
   ratioToRenewalOracle: number | null
   /** Crawls / (R × horizon). */
   crawlsUsed: number
+  /** Crawls of each whole day of the scoring window / R: the lowest and the highest day. */
+  dailyBudgetUse: { min: number; max: number } | null
   crawls: number
   medianRelativeError: number | null
   medianEstimateRatio: number | null
@@ -43,6 +45,7 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
       ratioToOracle: null,
       ratioToRenewalOracle: null,
       crawlsUsed: r.result.budgetCrawls > 0 ? r.result.crawls / r.result.budgetCrawls : 0,
+      dailyBudgetUse: r.result.dailyBudgetUse.length === 0 ? null : { min: Math.min(...r.result.dailyBudgetUse), max: Math.max(...r.result.dailyBudgetUse) },
       crawls: r.result.crawls,
       medianRelativeError: r.result.medianRelativeError,
       medianEstimateRatio: r.result.medianEstimateRatio,
@@ -97,13 +100,14 @@ function tableCells(row: TableRow): string[] {
     fixed(row.ratioToOracle, 3),
     fixed(row.ratioToRenewalOracle, 3),
     fixed(row.crawlsUsed, 3),
+    row.dailyBudgetUse === null ? '–' : `${fixed(row.dailyBudgetUse.min, 2)}–${fixed(row.dailyBudgetUse.max, 2)}`,
     fixed(row.medianRelativeError, 3),
     fixed(row.medianEstimateRatio, 3),
     fixed(row.medianEstimateRatioWellObserved, 3),
   ]
 }
 
-const HEADER = ['policy', 'freshness F', `F / ${ORACLE_POLICY}`, `F / ${RENEWAL_ORACLE_POLICY}`, 'crawls / budget', 'median |Δ̂−Δ|/Δ', 'median Δ̂/Δ', `Δ̂/Δ, ≥ ${WELL_OBSERVED_INTERVALS} intervals`]
+const HEADER = ['policy', 'freshness F', `F / ${ORACLE_POLICY}`, `F / ${RENEWAL_ORACLE_POLICY}`, 'crawls / budget', 'budget use per day', 'median |Δ̂−Δ|/Δ', 'median Δ̂/Δ', `Δ̂/Δ, ≥ ${WELL_OBSERVED_INTERVALS} intervals`]
 
 function groupTitle(g: GroupTable): string {
   const scale = g.timeScale ? `; ${g.timeScale}` : ''

@@ -10,6 +10,12 @@ interface ClaimOptions {
   leaseId: string
   worker: string
   expiresAt: Date
+  /**
+   * Also hand out pages due up to this time (after `now`): an early hand-out, which spends budget the due
+   * pages leave unused. Only active, non-noisy pages that have waited at least half their interval qualify.
+   * Absent: only due pages.
+   */
+  earlyUntil?: Date
 }
 
 interface TakenPage {
@@ -66,8 +72,14 @@ export async function returnExpiredLeases(q: Queryable, now: Date, batch: number
  * statement (two: with and without a host filter) and Postgres settles on a generic plan.
  */
 function claimSql(byHost: boolean): string {
-  // With a host filter the hosts are $6.
-  const only = (column: string) => (byHost ? `AND ${column} = ANY($6::text[])` : '')
+  // $6 is the latest due time handed out ($1 = now, or later for an early hand-out), $7 whether this is an
+  // early hand-out; with a host filter the hosts are $8.
+  const only = (column: string) => (byHost ? `AND ${column} = ANY($8::text[])` : '')
+  // A page handed out before its due time: active, not noisy, and due within half its period (a page without a
+  // rate yet, never crawled, any time).
+  const earlyOk = (p: string) =>
+    `(NOT $7::boolean OR (${p}.status = 'active' AND NOT ${p}.noisy AND (${p}.crawls_per_day IS NULL OR ` +
+    `(${p}.crawls_per_day > 0 AND ${p}.next_crawl_at - $1::timestamptz <= interval '1 day' * (0.5 / ${p}.crawls_per_day)))))`
   return `
 WITH polite_hosts AS MATERIALIZED (
   SELECT host, next_lease_at FROM hosts WHERE pace_seconds > 0
@@ -75,14 +87,14 @@ WITH polite_hosts AS MATERIALIZED (
 walk AS MATERIALIZED (
   SELECT p.id, p.host, p.next_crawl_at, p.importance, p.host IN (SELECT host FROM polite_hosts) AS stray
   FROM pages p
-  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $1 ${only('p.host')}
+  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $6 AND ${earlyOk('p')} ${only('p.host')}
   ORDER BY p.next_crawl_at, p.importance DESC, p.id
   LIMIT $5
   FOR UPDATE OF p SKIP LOCKED
 ),
 horizon AS (
   -- the latest due time that can still make the cut
-  SELECT CASE WHEN count(*) < $5 THEN $1 ELSE max(next_crawl_at) END AS due FROM walk
+  SELECT CASE WHEN count(*) < $5 THEN $6 ELSE max(next_crawl_at) END AS due FROM walk
 ),
 polite_first AS MATERIALIZED (
   SELECT c.id, h.host, c.next_crawl_at, c.importance
@@ -90,7 +102,7 @@ polite_first AS MATERIALIZED (
   CROSS JOIN LATERAL (
     SELECT q.id, q.next_crawl_at, q.importance
     FROM pages q
-    WHERE q.host = h.host AND q.lease_id IS NULL AND q.polite AND q.next_crawl_at <= (SELECT due FROM horizon)
+    WHERE q.host = h.host AND q.lease_id IS NULL AND q.polite AND q.next_crawl_at <= (SELECT due FROM horizon) AND ${earlyOk('q')}
     ORDER BY q.next_crawl_at, q.importance DESC, q.id
     LIMIT 1
     FOR UPDATE OF q SKIP LOCKED
@@ -143,7 +155,8 @@ const CLAIM_BY_HOST_SQL = claimSql(true)
 export async function claimDuePages(q: Queryable, options: ClaimOptions): Promise<TakenPage[]> {
   const { limit } = options
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
-  const values: unknown[] = [options.now, options.leaseId, options.worker, options.expiresAt, limit]
+  const early = options.earlyUntil !== undefined && options.earlyUntil > options.now
+  const values: unknown[] = [options.now, options.leaseId, options.worker, options.expiresAt, limit, early ? options.earlyUntil : options.now, early]
   const query =
     options.hosts === null
       ? { name: 'leases-claim', text: CLAIM_SQL, values }
@@ -152,34 +165,43 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
   return rows
 }
 
+/** The fleet-wide hand-out allowance (lease_budget): fills at `perDay` tokens per day, holds at most `capacity`, starts at `initial`. */
+interface HandOutBudget {
+  now: Date
+  perDay: number
+  capacity: number
+  initial: number
+}
+
 /**
- * Takes up to `wanted` tokens from the fleet-wide hand-out budget (lease_budget): it fills at
- * `perDay` tokens per day and holds at most `capacity`. Returns how many were taken (whole tokens).
+ * Takes up to `wanted` tokens from the fleet-wide hand-out allowance. Returns how many were taken (whole
+ * tokens) and how many there were before (fractional).
  */
-export async function takeHandOutTokens(q: Queryable, options: { now: Date; wanted: number; perDay: number; capacity: number }): Promise<number> {
-  const { rows } = await q.query<{ taken: number }>({
+export async function takeHandOutTokens(q: Queryable, options: HandOutBudget & { wanted: number }): Promise<{ taken: number; available: number }> {
+  const { rows } = await q.query<{ taken: number; available: number }>({
     name: 'lease-budget-take',
     text: `UPDATE lease_budget b SET tokens = a.available - least($2::float8, floor(a.available)), updated_at = $1
-           FROM (SELECT least($4::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $4::float8
+           FROM (SELECT least($4::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $5::float8
                    ELSE tokens + $3::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
                  FROM lease_budget WHERE id FOR UPDATE) a
            WHERE b.id
-           RETURNING least($2::float8, floor(a.available))::float8 AS taken`,
-    values: [options.now, options.wanted, options.perDay, options.capacity],
+           RETURNING least($2::float8, floor(a.available))::float8 AS taken, a.available::float8 AS available`,
+    values: [options.now, options.wanted, options.perDay, options.capacity, Math.min(options.initial, options.capacity)],
   })
-  return rows[0]?.taken ?? 0
+  return rows[0] ?? { taken: 0, available: 0 }
 }
 
 /** The hand-out allowance available now (as takeHandOutTokens would see it), without taking any. */
-export async function availableHandOutTokens(q: Queryable, options: { now: Date; perDay: number; capacity: number }): Promise<number> {
+export async function availableHandOutTokens(q: Queryable, options: HandOutBudget): Promise<number> {
+  const initial = Math.min(options.initial, options.capacity)
   const { rows } = await q.query<{ available: number }>({
     name: 'lease-budget-read',
-    text: `SELECT least($3::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $3::float8
+    text: `SELECT least($3::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $4::float8
              ELSE tokens + $2::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
            FROM lease_budget WHERE id`,
-    values: [options.now, options.perDay, options.capacity],
+    values: [options.now, options.perDay, options.capacity, initial],
   })
-  return rows[0]?.available ?? options.capacity
+  return rows[0]?.available ?? initial
 }
 
 /** Gives back tokens a lease took but did not use. */

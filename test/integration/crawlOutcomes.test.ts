@@ -159,14 +159,16 @@ test('a lease is extended by a heartbeat, gives single pages back (retry, skip),
     assert.equal(expired.body.status, 404)
   }))
 
-test('leases never hand out more than the budget: the allowance fills at budgetCrawlsPerDay and holds handOutBurstHours of it', () =>
+test('leases never hand out more than the budget: the allowance starts at the reserve, fills at budgetCrawlsPerDay and holds handOutBurstHours of it', () =>
   withApp(
     async (t) => {
       const urls = Array.from({ length: 40 }, (_, i) => `https://budget.example/${i}`)
       await report(t, urls.map((url) => ({ url, crawledAt: iso(T0 - 30 * MS_PER_DAY), contentHash: 'v' })))
-      // 48 crawls a day, at most 2 hours of it at once: 4 pages now, 2 more per hour.
-      assert.equal((await lease(t)).pages.length, 4)
+      // 48 crawls a day, at most 2 hours of it at once: a new allowance holds the reserve (one crawl), then 2 per hour.
+      assert.equal((await lease(t)).pages.length, 1)
       assert.equal((await lease(t)).pages.length, 0)
+      t.clock.advanceMs(1_800_000)
+      assert.equal((await lease(t)).pages.length, 1)
       t.clock.advanceMs(3_600_000)
       const hour = await lease(t)
       assert.equal(hour.pages.length, 2)
