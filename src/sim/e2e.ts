@@ -13,7 +13,7 @@ import { createRandom } from '../math/random.ts'
 import { FreshnessTracker, runPolicy } from './engine.ts'
 import { createPolicy, DEFAULT_LOOP_POLICY, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
 import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload } from './universe.ts'
-import { MS_PER_DAY } from '../math/units.ts'
+import { HOURS_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 import { isLoopbackHost } from '../loopback.ts'
 
 interface EndToEndOptions {
@@ -68,6 +68,9 @@ interface EndToEndReport {
    * (day k is [warmupDays + k, warmupDays + k + 1)): how much of the budget the fleet used.
    */
   budgetUsePerDay: number[]
+  /** Pages handed out per whole day after the warm-up / budget, and per hour / the budget's hourly share. */
+  handOutsPerDay: number[]
+  handOutsPerHour: number[]
   text: string
 }
 
@@ -152,6 +155,8 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   }
   const wholeDaysAfterWarmup = Math.max(0, Math.floor(options.horizonDays - options.warmupDays + 1e-9))
   const crawlsPerDayAfterWarmup = new Array<number>(wholeDaysAfterWarmup).fill(0)
+  // Pages handed out per hour after the warm-up (a lease at a step ending hour h counts in hour h).
+  const handedOutPerHourAfterWarmup = new Array<number>(wholeDaysAfterWarmup * HOURS_PER_DAY).fill(0)
   let previousStepDays = 0
   let nextOptimizeDays = 0
   const steps = Math.ceil(options.horizonDays / options.stepDays)
@@ -159,26 +164,32 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   for (let k = 0; k <= steps; k++) {
     const nowDays = Math.min(options.horizonDays, k * options.stepDays)
     await ok(api.PUT('/v1/clock', { body: { now: isoAt(nowDays) } }))
-    if (nowDays >= nextOptimizeDays) {
-      await ok(api.POST('/v1/optimize'))
-      nextOptimizeDays += options.reoptimizeDays
-    }
     await report(nowDays)
     for (;;) {
       const lease = await ok(api.POST('/v1/leases', { body: { worker: 'simulate-e2e', limit: BATCH, leaseSeconds } }))
+      const hour = Math.floor((nowDays - options.warmupDays) * HOURS_PER_DAY - 1e-9)
+      if (hour >= 0 && hour < handedOutPerHourAfterWarmup.length) handedOutPerHourAfterWarmup[hour]! += lease.pages.length
       for (const page of lease.pages) {
         const i = indexOf.get(page.url)
         if (i === undefined) continue
-        // Fetched when due, but not before the previous step (the fleet looks once per step), plus the fleet's lag.
+        // Fetched when due, but not before the previous step (the fleet looks once per step) and not after now
+        // (a page handed out before its due time is fetched at once), plus the fleet's lag.
         const dueDays = (Date.parse(page.dueAt) - SIM_START_MS) / MS_PER_DAY
         const last = Math.max(tracker.lastCrawlDays(i) ?? -1, fetchedDays[i]!)
-        const crawlDays = Math.round((Math.max(dueDays, previousStepDays, last + 1 / MS_PER_DAY) + options.fleetLagDays) * MS_PER_DAY) / MS_PER_DAY
+        const fetchDays = Math.max(Math.min(dueDays, nowDays), previousStepDays, last + 1 / MS_PER_DAY) + options.fleetLagDays
+        const crawlDays = Math.round(fetchDays * MS_PER_DAY) / MS_PER_DAY
         fetchedDays[i] = crawlDays
         pending.push({ i, crawlDays, url: page.url, leaseId: lease.leaseId })
       }
       if (lease.pages.length < BATCH) break
     }
     await report(nowDays)
+    // The optimiser runs after the step's crawls: pages it makes due at once are leased at the next step and
+    // fetched from now on, not before (fetch times are never before the previous step).
+    if (nowDays >= nextOptimizeDays) {
+      await ok(api.POST('/v1/optimize'))
+      nextOptimizeDays += options.reoptimizeDays
+    }
     previousStepDays = nowDays
     if (Date.now() - lastLog > 10_000) {
       lastLog = Date.now()
@@ -208,6 +219,10 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   const ratioToOracle = ratio(freshness, oracle)
   const ratioToRenewalOracle = ratio(freshness, renewalOracle)
   const budgetUsePerDay = crawlsPerDayAfterWarmup.map((c) => c / universe.budgetCrawlsPerDay)
+  const handOutsPerHour = handedOutPerHourAfterWarmup.map((c) => c / (universe.budgetCrawlsPerDay / HOURS_PER_DAY))
+  const handOutsPerDay = Array.from({ length: wholeDaysAfterWarmup }, (_, d) =>
+    handedOutPerHourAfterWarmup.slice(d * HOURS_PER_DAY, (d + 1) * HOURS_PER_DAY).reduce((a, b) => a + b, 0) / universe.budgetCrawlsPerDay,
+  )
   const lines = [
     `end-to-end: ${options.workload}, ${options.importance} importance, ${n} pages, ${options.horizonDays} simulated days from ${isoAt(0)}, ` +
       `warm-up ${options.warmupDays} days, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, fleet step ${(options.stepDays * 1440).toFixed(0)} min, fleet lag ${(options.fleetLagDays * 1440).toFixed(0)} min, ` +
@@ -223,6 +238,10 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
       ? '  budget use per day after warm-up: no whole day after the warm-up'
       : `  budget use per day after warm-up (crawls reported / budget, ${budgetUsePerDay.length} days): ` +
         `mean ${mean(budgetUsePerDay).toFixed(3)}  min ${Math.min(...budgetUsePerDay).toFixed(3)}  max ${Math.max(...budgetUsePerDay).toFixed(3)}`,
+    handOutsPerDay.length === 0
+      ? '  hand-outs after warm-up: no whole day after the warm-up'
+      : `  handed out per day / budget: min ${Math.min(...handOutsPerDay).toFixed(3)}  max ${Math.max(...handOutsPerDay).toFixed(3)}; ` +
+        `per hour / hourly share: min ${Math.min(...handOutsPerHour).toFixed(2)}  max ${Math.max(...handOutsPerHour).toFixed(2)}`,
   ]
   const { log: _log, ...reportedOptions } = options
   return {
@@ -233,6 +252,8 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     ratioToOracle,
     ratioToRenewalOracle,
     budgetUsePerDay,
+    handOutsPerDay,
+    handOutsPerHour,
     text: lines.join('\n'),
   }
 }
