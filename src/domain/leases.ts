@@ -216,7 +216,7 @@ export async function releaseLeasedPages(deps: Pick<DomainDeps, 'pool' | 'clock'
 }
 
 /** How many crawls leases may hand out at once: handOutBurstHours of the budget (at least one). */
-export function handOutCapacity(settings: Settings): number {
+function handOutCapacity(settings: Settings): number {
   return Math.max(1, (settings.budgetCrawlsPerDay * settings.handOutBurstHours) / HOURS_PER_DAY)
 }
 
