@@ -4,11 +4,16 @@ import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/opt
 import { hostCaps } from '../store/hostsRepo.ts'
 import {
   insertOptimizerRun,
+  readOptimizerChanges,
   readOptimizerChunk,
+  readPageDeletions,
+  readSnapshotXmin,
+  readTransactionXid,
   releaseOptimizerLock,
   saveOptimizerState,
   takeOptimizerLock,
   writeRates,
+  type OptimizerPageChunk,
 } from '../store/optimizerRepo.ts'
 import { readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { transactionOn, withClient, type Queryable } from '../store/transaction.ts'
@@ -142,7 +147,8 @@ async function solveAndWrite(
   const storedSettings = await readSettingsDocument(client)
   const settings = settingsFromStored(storedSettings)
   const caps = await hostCaps(client)
-  const cols = await readColumns(client, settings, caps)
+  const cache = await loadColumns(client, deps.pool, settings, caps, JSON.stringify([storedSettings, [...caps]]))
+  const { cols } = cache
   const { n } = cols
   const renewal = settings.objective === 'freshness-renewal'
   const problem: RateProblem = {
@@ -178,7 +184,14 @@ async function solveAndWrite(
   let pagesRetimed = 0
   let superseded = false
   let saved = false
-  let batch = { ids: [] as string[], versions: [] as number[], crawlsPerDay: [] as number[], nextCrawlAt: [] as (string | null)[] }
+  let batch = {
+    ids: [] as string[],
+    versions: [] as number[],
+    crawlsPerDay: [] as number[],
+    nextCrawlAt: [] as (string | null)[],
+    positions: [] as number[],
+    nextCrawlAtMs: [] as (number | null)[],
+  }
   const flush = async () => {
     await transactionOn(client, async () => {
       if (!(await settingsUnchanged())) {
@@ -190,8 +203,16 @@ async function solveAndWrite(
         saved = true
       }
       pagesRetimed += await writeRates(client, batch)
+      // The next run need not read these rows again: the columns get what was written.
+      cache.ownXids.push(await readTransactionXid(client))
     })
-    batch = { ids: [], versions: [], crawlsPerDay: [], nextCrawlAt: [] }
+    for (let k = 0; k < batch.ids.length && !superseded; k++) {
+      const i = batch.positions[k]!
+      cols.oldRate[i] = batch.crawlsPerDay[k]!
+      cols.nextMs[i] = batch.nextCrawlAtMs[k] ?? Number.NaN
+      cols.versions[i] = batch.versions[k]! + 1
+    }
+    batch = { ids: [], versions: [], crawlsPerDay: [], nextCrawlAt: [], positions: [], nextCrawlAtMs: [] }
   }
   for (let i = 0; i < n && !superseded; i++) {
     const rate = solution.crawlsPerDay[i]!
@@ -202,6 +223,8 @@ async function solveAndWrite(
     batch.versions.push(cols.versions[i]!)
     batch.crawlsPerDay.push(next.crawlsPerDay!)
     batch.nextCrawlAt.push(isoTimestampOrNull(next.nextCrawlAtMs))
+    batch.positions.push(i)
+    batch.nextCrawlAtMs.push(next.nextCrawlAtMs)
     if (batch.ids.length >= CHUNK_PAGES) await flush()
   }
   if (!superseded) await flush()
@@ -228,42 +251,100 @@ async function readColumns(client: Queryable, settings: Settings, caps: Readonly
     const chunk = await readOptimizerChunk(client, afterId, CHUNK_PAGES)
     if (chunk.ids.length === 0) return cols
     cols.reserve(chunk.ids.length)
-    for (let j = 0; j < chunk.ids.length; j++) {
-      const i = cols.n++
-      const host = chunk.hosts[j]!
-      const bounds = pageBounds({ minCrawlsPerDay: chunk.minCrawlsPerDay[j] ?? null, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j] ?? null }, settings)
-      const status = chunk.statuses[j] as PageStatus
-      const noisy = chunk.noisy[j]!
-      // Gone and redirected pages are out of the budget; a noisy page stays at its floor.
-      const out = status === 'gone' || status === 'redirected'
-      cols.ids.push(chunk.ids[j]!)
-      cols.hosts.push(host)
-      cols.statuses.push(status)
-      cols.noisy.push(noisy)
-      cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
-      // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
-      const shape = chunk.ageShapes[j] ?? null
-      cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY
-      cols.renewalChangesPerDay[i] = shape === null ? cols.changesPerDay[i]! : Math.min(SOLVER_MAX_CHANGES_PER_DAY, cols.changesPerDay[i]! * (chunk.ageShapeRateRatios[j] ?? 1))
-      cols.importance[i] = chunk.importance[j]!
-      cols.minRate[i] = out ? 0 : bounds.minCrawlsPerDay
-      cols.maxRate[i] = out ? 0 : noisy ? bounds.minCrawlsPerDay : bounds.maxCrawlsPerDay
-      cols.oldRate[i] = chunk.crawlsPerDay[j] ?? Number.NaN
-      cols.lastMs[i] = chunk.lastCrawledAtMs[j] ?? Number.NaN
-      cols.nextMs[i] = chunk.nextCrawlAtMs[j] ?? Number.NaN
-      cols.intervals[i] = chunk.intervals[j]!
-      cols.versions[i] = chunk.versions[j]!
-      let h = -1
-      if (caps.has(host)) {
-        h = cols.hostIndexOf.get(host) ?? -1
-        if (h === -1) {
-          h = cols.hostNames.length
-          cols.hostIndexOf.set(host, h)
-          cols.hostNames.push(host)
-        }
-      }
-      cols.hostIndex[i] = h
-    }
+    for (let j = 0; j < chunk.ids.length; j++) fillRow(cols, cols.n++, chunk, j, settings, caps)
     afterId = chunk.ids[chunk.ids.length - 1]!
   }
+}
+
+/** Sets the optimiser's columns at index i from row j of a chunk. */
+function fillRow(cols: Columns, i: number, chunk: OptimizerPageChunk, j: number, settings: Settings, caps: ReadonlyMap<string, number>): void {
+  const host = chunk.hosts[j]!
+  const bounds = pageBounds({ minCrawlsPerDay: chunk.minCrawlsPerDay[j] ?? null, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j] ?? null }, settings)
+  const status = chunk.statuses[j] as PageStatus
+  const noisy = chunk.noisy[j]!
+  // Gone and redirected pages are out of the budget; a noisy page stays at its floor.
+  const out = status === 'gone' || status === 'redirected'
+  cols.ids[i] = chunk.ids[j]!
+  cols.hosts[i] = host
+  cols.statuses[i] = status
+  cols.noisy[i] = noisy
+  cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
+  // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
+  const shape = chunk.ageShapes[j] ?? null
+  cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY
+  cols.renewalChangesPerDay[i] = shape === null ? cols.changesPerDay[i]! : Math.min(SOLVER_MAX_CHANGES_PER_DAY, cols.changesPerDay[i]! * (chunk.ageShapeRateRatios[j] ?? 1))
+  cols.importance[i] = chunk.importance[j]!
+  cols.minRate[i] = out ? 0 : bounds.minCrawlsPerDay
+  cols.maxRate[i] = out ? 0 : noisy ? bounds.minCrawlsPerDay : bounds.maxCrawlsPerDay
+  cols.oldRate[i] = chunk.crawlsPerDay[j] ?? Number.NaN
+  cols.lastMs[i] = chunk.lastCrawledAtMs[j] ?? Number.NaN
+  cols.nextMs[i] = chunk.nextCrawlAtMs[j] ?? Number.NaN
+  cols.intervals[i] = chunk.intervals[j]!
+  cols.versions[i] = chunk.versions[j]!
+  let h = -1
+  if (caps.has(host)) {
+    h = cols.hostIndexOf.get(host) ?? -1
+    if (h === -1) {
+      h = cols.hostNames.length
+      cols.hostIndexOf.set(host, h)
+      cols.hostNames.push(host)
+    }
+  }
+  cols.hostIndex[i] = h
+}
+
+/**
+ * The optimiser's input kept between runs of one process (per pool): the columns of the last run, and where
+ * to read what changed since. A run reads only the pages written since the last run's read began (their row
+ * version's transaction id, one sequential scan), except the versions the last run wrote itself, which it
+ * applied to the columns already. It reads every page again after a change of settings or host caps, after
+ * a deletion (migrations/0014), across a transaction-id epoch, and every FULL_READ_EVERY runs.
+ */
+interface PageSetCache {
+  key: string
+  cols: Columns
+  positionOf: Map<string, number>
+  sinceXid: bigint
+  ownXids: bigint[]
+  /** The page-deletion counter when sinceXid was taken. */
+  deletions: string
+  runsSinceFullRead: number
+}
+
+const FULL_READ_EVERY = 12
+const pageSetCaches = new WeakMap<object, PageSetCache>()
+
+async function loadColumns(client: Queryable, owner: object, settings: Settings, caps: ReadonlyMap<string, number>, key: string): Promise<PageSetCache> {
+  const deletions = await readPageDeletions(client)
+  const sinceXid = await readSnapshotXmin(client)
+  const cache = pageSetCaches.get(owner)
+  if (
+    cache &&
+    cache.key === key &&
+    cache.deletions === deletions &&
+    cache.runsSinceFullRead < FULL_READ_EVERY &&
+    cache.sinceXid >> 32n === sinceXid >> 32n
+  ) {
+    const changes = await readOptimizerChanges(client, cache.sinceXid, cache.ownXids)
+    const { cols, positionOf } = cache
+    cols.reserve(changes.ids.length)
+    for (let j = 0; j < changes.ids.length; j++) {
+      let i = positionOf.get(changes.ids[j]!)
+      if (i === undefined) {
+        i = cols.n++
+        positionOf.set(changes.ids[j]!, i)
+      }
+      fillRow(cols, i, changes, j, settings, caps)
+    }
+    cache.sinceXid = sinceXid
+    cache.ownXids = []
+    cache.runsSinceFullRead++
+    return cache
+  }
+  const cols = await readColumns(client, settings, caps)
+  const positionOf = new Map<string, number>()
+  for (let i = 0; i < cols.n; i++) positionOf.set(cols.ids[i]!, i)
+  const fresh: PageSetCache = { key, cols, positionOf, sinceXid, ownXids: [], deletions, runsSinceFullRead: 0 }
+  pageSetCaches.set(owner, fresh)
+  return fresh
 }

@@ -21,7 +21,7 @@ export async function releaseOptimizerLock(q: Queryable): Promise<void> {
 }
 
 /** One chunk of the optimiser's input, in id order (keyset paging: constant memory per chunk on the server). */
-interface OptimizerPageChunk {
+export interface OptimizerPageChunk {
   ids: string[]
   hosts: string[]
   importance: number[]
@@ -41,17 +41,56 @@ interface OptimizerPageChunk {
   ageShapeRateRatios: (number | null)[]
 }
 
-export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
-  const { rows } = await q.query<
-    [string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, number, number, string, boolean, number | null, number | null]
-  >({
-    text: `SELECT p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
+const OPTIMIZER_COLUMNS = `p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
              floor(extract(epoch FROM last_crawled_at) * 1000)::float8, floor(extract(epoch FROM next_crawl_at) * 1000)::float8,
-             intervals, version::float8, status, noisy, age_shape, age_shape_rate_ratio
-           FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
+             intervals, version::float8, status, noisy, age_shape, age_shape_rate_ratio`
+
+type OptimizerRow = [string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, number, number, string, boolean, number | null, number | null]
+
+export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
+  const { rows } = await q.query<OptimizerRow>({
+    text: `SELECT ${OPTIMIZER_COLUMNS} FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
     values: [afterId, limit],
     rowMode: 'array',
   })
+  return toChunk(rows)
+}
+
+/**
+ * The pages written since the transaction id `sinceXid` (a 64-bit xid8; the comparison is on its low 32 bits,
+ * so the caller must know that no wraparound happened since), except versions written by the transactions
+ * `exceptXids`: one sequential scan, no index (the row's xmin).
+ */
+export async function readOptimizerChanges(q: Queryable, sinceXid: bigint, exceptXids: readonly bigint[]): Promise<OptimizerPageChunk> {
+  const low = (x: bigint) => (x & 0xffffffffn).toString()
+  const { rows } = await q.query<OptimizerRow>({
+    text: `SELECT ${OPTIMIZER_COLUMNS} FROM pages p
+           WHERE p.xmin::text::bigint >= $1::bigint AND NOT (p.xmin::text::bigint = ANY($2::bigint[])) ORDER BY p.id`,
+    values: [low(sinceXid), exceptXids.map(low)],
+    rowMode: 'array',
+  })
+  return toChunk(rows)
+}
+
+/** The xmin of a snapshot taken now (xid8): every transaction below it has ended. */
+export async function readSnapshotXmin(q: Queryable): Promise<bigint> {
+  const { rows } = await q.query<{ xid: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xid')
+  return BigInt(rows[0]!.xid)
+}
+
+/** The current transaction's id (xid8), assigning one if it has none yet. */
+export async function readTransactionXid(q: Queryable): Promise<bigint> {
+  const { rows } = await q.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')
+  return BigInt(rows[0]!.xid)
+}
+
+/** Statements that have deleted pages so far (migrations/0014): a change means pages may be gone. */
+export async function readPageDeletions(q: Queryable): Promise<string> {
+  const { rows } = await q.query<{ n: string }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM page_deletions`)
+  return rows[0]!.n
+}
+
+function toChunk(rows: readonly OptimizerRow[]): OptimizerPageChunk {
   const chunk: OptimizerPageChunk = {
     ids: [],
     hosts: [],
