@@ -96,7 +96,8 @@ const EXPIRED_BATCH = 1000
  * the pool, then one claim statement (store/leasesRepo.ts) takes the most overdue pages, higher importance
  * first when tied; rows are locked with SKIP LOCKED, so concurrent callers never get the same page; a host
  * with `minDelaySeconds` gets at most one page per call and per delay (its politeness row is locked and
- * moved forward in the same statement).
+ * moved forward in the same statement). With allowance left beyond the reserve, a second claim hands out
+ * the pages due next (early hand-outs, docs/api.md "Schedule").
  */
 export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, request: LeaseRequest): Promise<LeaseGrant> {
   const nowMs = deps.clock.nowMs()
