@@ -15,7 +15,7 @@ import {
   writeRates,
   type OptimizerPageChunk,
 } from '../store/optimizerRepo.ts'
-import { readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { transactionOn, withClient, type Queryable } from '../store/transaction.ts'
 import { ConflictError, UnprocessableError } from './errors.ts'
 import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from './pageStep.ts'
@@ -149,6 +149,7 @@ async function solveAndWrite(
   const caps = await hostCaps(client)
   const cache = await loadColumns(client, deps.pool, settings, caps, JSON.stringify([storedSettings, [...caps]]))
   const { cols } = cache
+  const previous = await readOptimizerState(client)
   const { n } = cols
   const renewal = settings.objective === 'freshness-renewal'
   const problem: RateProblem = {
@@ -161,6 +162,8 @@ async function solveAndWrite(
     hostMaxCrawlsPerDay: Float64Array.from(cols.hostNames, (h) => caps.get(h)!),
     budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
     objective: settings.objective,
+    // The search starts from the stored multiplier, the previous solve's (as the simulator's loop does).
+    ...(previous.lambda === null ? {} : { lambdaHint: previous.lambda }),
   }
   let solution
   try {

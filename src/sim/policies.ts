@@ -237,6 +237,8 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
         maxCrawlsPerDay: new Float64Array(n).fill(bounds.maxCrawlsPerDay),
         budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
         objective: settings.objective,
+        // As the optimiser run: the search starts from the previous solve's multiplier.
+        ...(optimizer.lambda === null ? {} : { lambdaHint: optimizer.lambda }),
       })
       optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n }
       const nowMs = Math.round(nowDays * MS_PER_DAY)

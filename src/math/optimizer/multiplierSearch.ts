@@ -78,6 +78,8 @@ export function solveMultiplierSet(options: {
   out: Float64Array
   scratch: readonly [Float64Array, Float64Array]
   model: PassModel
+  /** Where to start (RateProblem.lambdaHint); absent or not positive: a sample's λ, or the Poisson guess. */
+  startLambda?: number
 }): number {
   const { kernel, columns, set, targetCrawlsPerDay: target, out } = options
   const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
@@ -118,7 +120,8 @@ export function solveMultiplierSet(options: {
 
   // Start from a sample's λ on large sets, else where the Poisson objective would put λ if every
   // page were free (docs/math.md 3.1).
-  const sampled = count >= SAMPLE_ABOVE ? sampleLambda(options, sumLower) : Number.NaN
+  const hinted = options.startLambda !== undefined && options.startLambda > 0 && Number.isFinite(options.startLambda)
+  const sampled = hinted ? options.startLambda! : count >= SAMPLE_ABOVE ? sampleLambda(options, sumLower) : Number.NaN
   let y = clampY(sampled > 0 ? Math.log(sampled) : poissonGuess(columns, set, target), yLow, yHigh)
   const model = options.model
   let expansion = 1

@@ -65,7 +65,7 @@ export function solveRates(problem: RateProblem): RateSolution {
   }
 
   const out = new Float64Array(n)
-  const solver = createSetSolver(objective, columns, n, out)
+  const solver = createSetSolver(objective, columns, n, out, problem.lambdaHint)
   const hostLambda = new Float64Array(hostCount)
   const caps = hostIndex === null ? null : new HostCaps({ objective, columns, hostIndex, hostCap, solver, hostLambda })
   if (caps !== null) {
@@ -130,7 +130,7 @@ interface SetSolver {
   upperChanged(i: number): void
 }
 
-function createSetSolver(objective: Objective, columns: PageColumns, n: number, out: Float64Array): SetSolver {
+function createSetSolver(objective: Objective, columns: PageColumns, n: number, out: Float64Array, lambdaHint?: number): SetSolver {
   if (objective === 'freshness') {
     const weight = new Float64Array(n)
     const { changesPerDay: delta, importance } = columns
@@ -165,7 +165,9 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
       scratch ??= [new Float64Array(n), new Float64Array(n)]
       // Room to re-evaluate an eighth of the pages exactly per model step (see multiplierSearch.ts).
       model ??= new PassModel(Math.min(n, Math.max(1024, n >> 3)))
-      return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch, model })
+      // The hint is the whole set's multiplier: host subsets start from their own sample or guess.
+      const startLambda = set.indices === null ? lambdaHint : undefined
+      return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch, model, ...(startLambda === undefined ? {} : { startLambda }) })
     },
     ratesAt(set, lambda, into) {
       kernel.evaluate(lambda, set, into)

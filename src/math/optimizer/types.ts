@@ -36,6 +36,11 @@ export interface RateProblem {
   /** R ≥ 0, finite. */
   budgetCrawlsPerDay: number
   objective: Objective
+  /**
+   * A multiplier near the solution (e.g. the previous solve's λ), where the search on the whole page set
+   * starts instead of a sample's λ. It changes how many passes the search takes, never the solution.
+   */
+  lambdaHint?: number
 }
 
 export interface RateSolution {

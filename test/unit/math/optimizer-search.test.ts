@@ -117,6 +117,44 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
   })
 }
 
+for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
+  test(`${objective}: a start hint (the previous λ, or one 100× off) changes the passes, not the solution`, () => {
+    const problem = benchmarkLike(200_000, 23, objective)
+    if (objective === 'freshness-renewal') problem.ageShape = Float64Array.from(problem.changesPerDay, (_, i) => (i % 3 === 0 ? 0.7 : Number.POSITIVE_INFINITY))
+    // (checkKkt knows the Poisson-form marginals only: the renewal rows compare warm with cold.)
+    const kkt = objective !== 'freshness-renewal'
+    const cold = solveRates(problem)
+    if (kkt) checkKkt(problem, cold.crawlsPerDay, cold.lambda, 'cold')
+    for (const hint of [cold.lambda, cold.lambda * 100, cold.lambda / 100]) {
+      const warm = solveRates({ ...problem, lambdaHint: hint })
+      if (kkt) checkKkt(problem, warm.crawlsPerDay, warm.lambda, `hint ${hint}`)
+      assert.ok(Math.abs(warm.lambda / cold.lambda - 1) < 1e-12, `hint ${hint}: λ ${warm.lambda} against ${cold.lambda}`)
+      let worst = 0
+      for (let i = 0; i < cold.crawlsPerDay.length; i++) {
+        worst = Math.max(worst, Math.abs(warm.crawlsPerDay[i]! - cold.crawlsPerDay[i]!) / Math.max(1e-12, cold.crawlsPerDay[i]!))
+      }
+      assert.ok(worst < 1e-9, `hint ${hint}: a rate differs by ${worst} relative`)
+    }
+    if (!kkt) return
+    // Started at the solution, the search needs one full pass (from a sample it takes two).
+    const columns = columnsOf(problem)
+    const n = problem.changesPerDay.length
+    const { kernel, passes } = counting(objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns), n)
+    const out = new Float64Array(n)
+    solveMultiplierSet({
+      kernel,
+      columns,
+      set: { indices: null, count: n },
+      targetCrawlsPerDay: problem.budgetCrawlsPerDay,
+      out,
+      scratch: [new Float64Array(n), new Float64Array(n)],
+      model: new PassModel(n >> 3),
+      startLambda: cold.lambda,
+    })
+    assert.ok(passes() <= 1, `${passes()} passes from the solution`)
+  })
+}
+
 test('periodic trap at scale: 150,000 pages, half with μ/Δ = 1 (one shared edge), budgets across the edge, Σρ = R to 1e-9', () => {
   // The shared edge puts half the pages in the model's list at once (far more than it holds), and
   // no λ meets these budgets: the finish of docs/math.md 3.3 must give the leftover to the edge pages.
