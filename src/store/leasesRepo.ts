@@ -12,7 +12,7 @@ interface ClaimOptions {
   expiresAt: Date
   /**
    * Also hand out pages due up to this time (after `now`): an early hand-out, which spends budget the due
-   * pages leave unused. Only active, non-noisy pages that have waited at least half their interval qualify.
+   * pages leave unused. Only active, non-noisy pages due within half their period qualify.
    * Absent: only due pages.
    */
   earlyUntil?: Date
