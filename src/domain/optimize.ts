@@ -16,13 +16,12 @@ import {
   type OptimizerPageChunk,
 } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
-import { transactionOn, withClient, type Queryable } from '../store/transaction.ts'
+import { transactionOn, withClient, withTransaction, type Queryable } from '../store/transaction.ts'
 import { ConflictError, UnprocessableError } from './errors.ts'
 import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from './pageStep.ts'
 import { pageBounds } from './schedule.ts'
 import { settingsFromStored, type Settings } from './settings.ts'
 import type { DomainDeps } from './deps.ts'
-import { isoTimestampOrNull } from './timestamps.ts'
 
 export const optimizerRunSchema = z
   .object({
@@ -43,6 +42,8 @@ export type OptimizeResult = z.infer<typeof optimizerRunSchema>
 
 /** Pages are read and written in chunks of this many rows. */
 const CHUNK_PAGES = 20_000
+/** Connections a run writes on at once when the pool has more than this many (see ChunkWriter). */
+const WRITE_CONNECTIONS = 2
 /** Growable typed columns of the optimiser's input. */
 class Columns {
   n = 0
@@ -122,13 +123,21 @@ class Columns {
  * ingest never waits for a whole run. A settings change during the run ends its write-back (the change
  * re-times every page itself).
  */
-export async function runOptimizer(deps: DomainDeps, options: { trigger: 'api' | 'periodic'; wait: boolean }): Promise<OptimizeResult | null> {
+export async function runOptimizer(
+  deps: DomainDeps,
+  options: {
+    trigger: 'api' | 'periodic'
+    wait: boolean
+    /** Re-timed pages per write transaction (default CHUNK_PAGES). */
+    writeChunkPages?: number
+  },
+): Promise<OptimizeResult | null> {
   const startedMs = performance.now()
   const startedAt = new Date(deps.clock.nowMs())
   const result = await withClient(deps.pool, async (client) => {
     if (!(await takeOptimizerLock(client, options.wait))) return null
     try {
-      return await solveAndWrite(client, deps, options.trigger, startedAt, startedMs)
+      return await solveAndWrite(client, deps, options.trigger, startedAt, startedMs, options.writeChunkPages ?? CHUNK_PAGES)
     } finally {
       await releaseOptimizerLock(client)
     }
@@ -143,6 +152,7 @@ async function solveAndWrite(
   trigger: 'api' | 'periodic',
   startedAt: Date,
   startedMs: number,
+  writeChunkPages: number,
 ): Promise<OptimizeResult> {
   const storedSettings = await readSettingsDocument(client)
   const settings = settingsFromStored(storedSettings)
@@ -182,55 +192,52 @@ async function solveAndWrite(
   const optimizer = { lambda: solution.lambda, hostLambdas, pages: n }
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
   /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
-  const settingsUnchanged = async () => JSON.stringify(await readSettingsDocumentShared(client)) === JSON.stringify(storedSettings)
+  const settingsUnchanged = async (q: Queryable) => JSON.stringify(await readSettingsDocumentShared(q)) === JSON.stringify(storedSettings)
 
   let pagesRetimed = 0
   let superseded = false
-  let saved = false
-  let batch = {
-    ids: [] as string[],
-    versions: [] as number[],
-    crawlsPerDay: [] as number[],
-    nextCrawlAt: [] as (string | null)[],
-    positions: [] as number[],
-    nextCrawlAtMs: [] as (number | null)[],
+  // The first chunk's transaction stores the multipliers (a run that moves no page writes one empty chunk).
+  const writeChunk = async (q: Queryable, batch: RateBatch): Promise<ChunkWritten | null> => {
+    if (!(await settingsUnchanged(q))) return null
+    if (batch.first) await saveOptimizerState(q, { ...optimizer, solvedAt: new Date(nowMs) })
+    return { pagesWritten: await writeRates(q, batch), xid: await readTransactionXid(q) }
   }
-  const flush = async () => {
-    await transactionOn(client, async () => {
-      if (!(await settingsUnchanged())) {
-        superseded = true
-        return
-      }
-      if (!saved) {
-        await saveOptimizerState(client, { ...optimizer, solvedAt: new Date(nowMs) })
-        saved = true
-      }
-      pagesRetimed += await writeRates(client, batch)
-      // The next run need not read these rows again: the columns get what was written.
-      cache.ownXids.push(await readTransactionXid(client))
-    })
-    for (let k = 0; k < batch.ids.length && !superseded; k++) {
+  const writes = new ChunkWriter(client, deps.pool, writeChunk, (batch, written) => {
+    if (written === null) {
+      superseded = true
+      return
+    }
+    pagesRetimed += written.pagesWritten
+    // The next run need not read these rows again: the columns get what was written.
+    cache.ownXids.push(written.xid)
+    for (let k = 0; k < batch.ids.length; k++) {
       const i = batch.positions[k]!
       cols.oldRate[i] = batch.crawlsPerDay[k]!
       cols.nextMs[i] = batch.nextCrawlAtMs[k] ?? Number.NaN
       cols.versions[i] = batch.versions[k]! + 1
     }
-    batch = { ids: [], versions: [], crawlsPerDay: [], nextCrawlAt: [], positions: [], nextCrawlAtMs: [] }
+  })
+  try {
+    let batch = emptyBatch(true)
+    for (let i = 0; i < n && !superseded; i++) {
+      const rate = solution.crawlsPerDay[i]!
+      const old = cols.oldRate[i]!
+      if (!rateMoved(Number.isNaN(old) ? null : old, rate)) continue
+      const next = retimePage(cols.page(i), ctx, { solvedCrawlsPerDay: rate })
+      batch.ids.push(cols.ids[i]!)
+      batch.versions.push(cols.versions[i]!)
+      batch.crawlsPerDay.push(next.crawlsPerDay!)
+      batch.nextCrawlAtMs.push(next.nextCrawlAtMs)
+      batch.positions.push(i)
+      if (batch.ids.length >= writeChunkPages) {
+        await writes.submit(batch)
+        batch = emptyBatch(false)
+      }
+    }
+    if (!superseded) await writes.submit(batch)
+  } finally {
+    await writes.drain()
   }
-  for (let i = 0; i < n && !superseded; i++) {
-    const rate = solution.crawlsPerDay[i]!
-    const old = cols.oldRate[i]!
-    if (!rateMoved(Number.isNaN(old) ? null : old, rate)) continue
-    const next = retimePage(cols.page(i), ctx, { solvedCrawlsPerDay: rate })
-    batch.ids.push(cols.ids[i]!)
-    batch.versions.push(cols.versions[i]!)
-    batch.crawlsPerDay.push(next.crawlsPerDay!)
-    batch.nextCrawlAt.push(isoTimestampOrNull(next.nextCrawlAtMs))
-    batch.positions.push(i)
-    batch.nextCrawlAtMs.push(next.nextCrawlAtMs)
-    if (batch.ids.length >= CHUNK_PAGES) await flush()
-  }
-  if (!superseded) await flush()
   if (superseded) throw new ConflictError('the settings changed while the optimiser ran; the change re-timed every page with the stored multipliers, run it again')
 
   const run = {
@@ -246,17 +253,83 @@ async function solveAndWrite(
   return run
 }
 
+/** One chunk of re-timed pages on its way to writeRates, with each page's index in the columns. */
+interface RateBatch {
+  ids: string[]
+  versions: number[]
+  crawlsPerDay: number[]
+  nextCrawlAtMs: (number | null)[]
+  positions: number[]
+  /** The run's first chunk. */
+  first: boolean
+}
+
+const emptyBatch = (first: boolean): RateBatch => ({ ids: [], versions: [], crawlsPerDay: [], nextCrawlAtMs: [], positions: [], first })
+
+/** What a committed chunk wrote (null: the settings had changed, nothing was written). */
+interface ChunkWritten {
+  pagesWritten: number
+  xid: bigint
+}
+
+/**
+ * Writes the run's chunks, each in its own transaction, while the run re-times the next ones. With a pool of
+ * several connections (Postgres), up to WRITE_CONNECTIONS chunks are written at once on connections of
+ * their own (a run that re-times every page spends most of its time in these writes, and the database
+ * spreads them over its cores); with a single connection (the embedded database), one chunk at a time on
+ * the run's own connection. `applied` runs after a chunk commits.
+ */
+class ChunkWriter {
+  private readonly inFlight = new Set<Promise<void>>()
+  private failure: { error: unknown } | null = null
+  private readonly slots: number
+
+  constructor(
+    private readonly client: Queryable,
+    private readonly pool: DomainDeps['pool'],
+    private readonly write: (q: Queryable, batch: RateBatch) => Promise<ChunkWritten | null>,
+    private readonly applied: (batch: RateBatch, written: ChunkWritten | null) => void,
+  ) {
+    this.slots = (pool.options.max ?? 1) > WRITE_CONNECTIONS ? WRITE_CONNECTIONS : 0
+  }
+
+  /** Starts writing `batch` once a slot is free; throws the error of any chunk that failed. */
+  async submit(batch: RateBatch): Promise<void> {
+    while (this.inFlight.size >= Math.max(1, this.slots)) await Promise.race(this.inFlight)
+    if (this.failure) throw this.failure.error
+    const work =
+      this.slots === 0
+        ? transactionOn(this.client, () => this.write(this.client, batch))
+        : withTransaction(this.pool, (q) => this.write(q, batch))
+    const tracked: Promise<void> = work.then(
+      (written) => this.applied(batch, written),
+      (error: unknown) => {
+        this.failure ??= { error }
+      },
+    ).finally(() => this.inFlight.delete(tracked))
+    this.inFlight.add(tracked)
+  }
+
+  /** Waits for every chunk in flight; throws the first failure. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.race(this.inFlight)
+    if (this.failure) throw this.failure.error
+  }
+}
+
 /** Streams every page into typed columns (ids kept as strings for the write-back), in id order. */
 async function readColumns(client: Queryable, settings: Settings, caps: ReadonlyMap<string, number>): Promise<Columns> {
   const cols = new Columns()
-  let afterId: string | null = null
-  for (;;) {
-    const chunk = await readOptimizerChunk(client, afterId, CHUNK_PAGES)
-    if (chunk.ids.length === 0) return cols
+  let chunk = await readOptimizerChunk(client, null, CHUNK_PAGES)
+  while (chunk.ids.length > 0) {
+    // The database reads the next chunk while this one is copied into the columns.
+    const next = chunk.ids.length < CHUNK_PAGES ? null : readOptimizerChunk(client, chunk.ids[chunk.ids.length - 1]!, CHUNK_PAGES)
     cols.reserve(chunk.ids.length)
     for (let j = 0; j < chunk.ids.length; j++) fillRow(cols, cols.n++, chunk, j, settings, caps)
-    afterId = chunk.ids[chunk.ids.length - 1]!
+    if (next === null) break
+    chunk = await next
   }
+  return cols
 }
 
 /** Sets the optimiser's columns at index i from row j of a chunk. */

@@ -1,3 +1,4 @@
+import { storableMs } from './timestamps.ts'
 import type { Queryable } from './transaction.ts'
 
 /** Key of the advisory lock that makes one replica at a time run the optimiser. */
@@ -135,16 +136,39 @@ function toChunk(rows: readonly OptimizerRow[]): OptimizerPageChunk {
  */
 export async function writeRates(
   q: Queryable,
-  rates: { ids: readonly string[]; versions: readonly number[]; crawlsPerDay: readonly number[]; nextCrawlAt: readonly (string | null)[] },
+  rates: { ids: readonly string[]; versions: readonly number[]; crawlsPerDay: readonly number[]; nextCrawlAtMs: readonly (number | null)[] },
 ): Promise<number> {
   if (rates.ids.length === 0) return 0
+  // Due times travel as epoch milliseconds: cheaper to send and to parse than RFC 3339 text. The extra
+  // `p.id = ANY(...)` makes the planner find the rows by primary key: left to the join alone, it hashes
+  // the whole table for every chunk once a chunk holds more than a few thousand rows.
   const { rowCount } = await q.query(
-    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = u.next, version = p.version + 1, updated_at = now()
-     FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::timestamptz[]) AS u(id, version, rate, next)
-     WHERE p.id = u.id AND p.version = u.version`,
-    [rates.ids, rates.versions, rates.crawlsPerDay, rates.nextCrawlAt],
+    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = p.version + 1, updated_at = now()
+     FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[]) AS u(id, version, rate, next_ms)
+     WHERE p.id = ANY($1::bigint[]) AND p.id = u.id AND p.version = u.version`,
+    [
+      arrayLiteral(rates.ids),
+      arrayLiteral(rates.versions),
+      arrayLiteral(rates.crawlsPerDay),
+      arrayLiteral(rates.nextCrawlAtMs.map((ms) => (ms === null ? null : storableMs(ms)))),
+    ],
   )
   return rowCount ?? 0
+}
+
+/**
+ * A Postgres array literal of numbers or digit strings (ids), built in one pass: for the 20,000-element
+ * arrays of a chunk this costs a fraction of node-postgres's generic array encoding, which escapes every
+ * element as text.
+ */
+function arrayLiteral(values: readonly (number | string | null)[]): string {
+  let out = '{'
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!
+    if (typeof v === 'number' && Number.isNaN(v)) throw new RangeError('a computed number is NaN')
+    out += (i === 0 ? '' : ',') + (v === null ? 'NULL' : String(v))
+  }
+  return out + '}'
 }
 
 export async function saveOptimizerState(

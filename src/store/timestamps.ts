@@ -11,8 +11,13 @@ export const STORABLE_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
  * last instant of 9999. NaN is a bug and throws.
  */
 export function storableTimestamp(ms: number): string {
+  return new Date(storableMs(ms)).toISOString()
+}
+
+/** The instant storableTimestamp writes, as milliseconds since the epoch (for `to_timestamp(ms / 1000)`). */
+export function storableMs(ms: number): number {
   if (Number.isNaN(ms)) throw new RangeError('a computed time is NaN')
-  return new Date(Math.min(STORABLE_MAX_MS, Math.max(STORABLE_MIN_MS, ms))).toISOString()
+  return Math.min(STORABLE_MAX_MS, Math.max(STORABLE_MIN_MS, ms))
 }
 
 /** storableTimestamp, or null for null. */
