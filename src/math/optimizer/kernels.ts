@@ -260,6 +260,34 @@ export class HarmonicKernel extends MultiplierKernel {
 }
 
 /**
+ * The multipliers between which the pages of `set` that can move leave their bounds, for kernels whose page
+ * sits at its upper bound while λ·Δ/μ ≤ kinkLow and at its lower bound from kinkHigh on (periodic, renewal).
+ */
+function kinkMultiplierRange(
+  set: PageSet,
+  lower: Float64Array,
+  upper: Float64Array,
+  deltaOverImportance: Float64Array,
+  kinkLow: Float64Array,
+  kinkHigh: Float64Array,
+): readonly [number, number] {
+  const { indices, count } = set
+  let lowest = Number.POSITIVE_INFINITY
+  let highest = 0
+  for (let k = 0; k < count; k++) {
+    const i = indices === null ? k : indices[k]!
+    if (!(upper[i]! > lower[i]!)) continue
+    // Pages that can move have Δ, μ > 0, so the ratio is positive.
+    const r = deltaOverImportance[i]!
+    const atUpper = kinkLow[i]! / r
+    const atLower = kinkHigh[i]! / r
+    if (atUpper < lowest) lowest = atUpper
+    if (atLower > highest) highest = atLower
+  }
+  return [lowest, highest]
+}
+
+/**
  * Periodic freshness: g(Δ/ρ) = λΔ/μ with g(x) = 1 − (1 + x)e^{−x} (docs/math.md 3.3). Bounds are tested
  * on c = λΔ/μ against g(Δ/l) and g(Δ/u), so pages at a bound cost no root solve; a free page costs one
  * table-guided root of g (one exponential, see erlang.ts) and no other transcendental.
@@ -330,21 +358,7 @@ export class PeriodicKernel extends MultiplierKernel {
   }
 
   multiplierRange(set: PageSet): readonly [number, number] {
-    const { lower, upper, deltaOverImportance: ratio, kinkLow, kinkHigh } = this
-    const { indices, count } = set
-    let lowest = Number.POSITIVE_INFINITY
-    let highest = 0
-    for (let k = 0; k < count; k++) {
-      const i = indices === null ? k : indices[k]!
-      if (!(upper[i]! > lower[i]!)) continue
-      // Pages that can move have Δ, μ > 0, so the ratio is positive.
-      const r = ratio[i]!
-      const atUpper = kinkLow[i]! / r
-      const atLower = kinkHigh[i]! / r
-      if (atUpper < lowest) lowest = atUpper
-      if (atLower > highest) highest = atLower
-    }
-    return [lowest, highest]
+    return kinkMultiplierRange(set, this.lower, this.upper, this.deltaOverImportance, this.kinkLow, this.kinkHigh)
   }
 
   override upperChanged(i: number): void {
@@ -456,20 +470,7 @@ export class RenewalKernel extends MultiplierKernel {
   }
 
   multiplierRange(set: PageSet): readonly [number, number] {
-    const { lower, upper, deltaOverImportance: ratio, kinkLow, kinkHigh } = this
-    const { indices, count } = set
-    let lowest = Number.POSITIVE_INFINITY
-    let highest = 0
-    for (let k = 0; k < count; k++) {
-      const i = indices === null ? k : indices[k]!
-      if (!(upper[i]! > lower[i]!)) continue
-      const r = ratio[i]!
-      const atUpper = kinkLow[i]! / r
-      const atLower = kinkHigh[i]! / r
-      if (atUpper < lowest) lowest = atUpper
-      if (atLower > highest) highest = atLower
-    }
-    return [lowest, highest]
+    return kinkMultiplierRange(set, this.lower, this.upper, this.deltaOverImportance, this.kinkLow, this.kinkHigh)
   }
 
   override upperChanged(i: number): void {
