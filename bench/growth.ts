@@ -63,8 +63,9 @@ async function measureSize(pages: number, options: { ingestSeconds: number; leas
     const hosts = Math.max(10, Math.round(pages / 1000))
     await seedPages(pool, { pages, hosts, baseline: true })
     // Estimated change rates log-uniform over [0.01, 10] per day, as after some crawling.
-    await pool.query(`UPDATE pages SET changes_per_day = power(10, -2 + 3 * ((id * 7907) % 10007) / 10007.0), importance = 1 + (id % 7)`)
-    await pool.query('VACUUM ANALYZE pages')
+    await pool.query(`UPDATE pages SET changes_per_day = power(10, -2 + 3 * ((id * 7907) % 10007) / 10007.0)`)
+    await pool.query(`UPDATE page_schedule SET importance = 1 + (page_id % 7)`)
+    await pool.query('VACUUM ANALYZE pages, page_schedule')
     const seedSeconds = (performance.now() - seedStart) / 1000
     service = await startService(db.url)
     http = new HttpPool(service.baseUrl, { connections: 8 })

@@ -54,17 +54,21 @@ export async function seedPages(
   for (let from = 0; from < options.pages; from += chunk) {
     const to = Math.min(options.pages, from + chunk) - 1
     await pool.query(
-      `INSERT INTO pages (url, host, importance, crawls, first_crawled_at, last_crawled_at, interval_start_at,
-                          last_content_hash, next_crawl_at)
-       SELECT 'https://h' || (i % $3) || '.example/p/' || i, 'h' || (i % $3) || '.example',
-              1 + (i % 7), $4::int, $5::timestamptz, $5::timestamptz, $5::timestamptz,
-              CASE WHEN $6 THEN 'v0' END,
-              now() - interval '1 day' + (((i::bigint * 7919) % 172800) * interval '1 second')
-       FROM generate_series($1::int, $2::int) AS i ORDER BY i`,
+      `WITH page AS (
+         INSERT INTO pages (url, host, crawls, first_crawled_at, last_crawled_at, interval_start_at, last_content_hash)
+         SELECT 'https://h' || (i % $3) || '.example/p/' || i, 'h' || (i % $3) || '.example',
+                $4::int, $5::timestamptz, $5::timestamptz, $5::timestamptz, CASE WHEN $6 THEN 'v0' END
+         FROM generate_series($1::int, $2::int) AS i ORDER BY i
+         RETURNING id, host
+       )
+       INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
+       SELECT id, host, 1 + ((id - 1) % 7), now() - interval '1 day' + ((((id - 1) * 7919) % 172800) * interval '1 second')
+       FROM page`,
       [from, to, options.hosts, options.baseline ? 1 : 0, options.baseline ? new Date(T0_MS) : null, options.baseline],
     )
   }
   await pool.query('VACUUM ANALYZE pages')
+  await pool.query('VACUUM ANALYZE page_schedule')
 }
 
 interface BatchItem {
@@ -312,7 +316,7 @@ export async function runIngestBenchmark(options: IngestOptions): Promise<Ingest
     service = await startService(db.url, { DATABASE_POOL_SIZE: String(options.servicePoolSize) })
     http = new HttpPool(service.baseUrl, { connections: Math.max(...options.concurrency), pipelining: 1 })
     const optimizerSeconds = await waitForOptimizerRun(http)
-    await pool.query('VACUUM ANALYZE pages')
+    await pool.query('VACUUM ANALYZE pages, page_schedule')
     log(`first optimiser run done ${fmt(optimizerSeconds)} s after the service was ready; vacuumed`)
     const source = new BatchSource(options.pages, options.hosts, options.batch)
     const maxBatches = Number.MAX_SAFE_INTEGER

@@ -149,14 +149,17 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     )
     if (options.backlog > 0) {
       await pool.query(
-        `INSERT INTO pages (url, host, next_crawl_at)
-         SELECT 'https://backlog.example/p/' || i, 'backlog.example', now() - interval '2 days' + i * interval '1 ms'
-         FROM generate_series(1, $1::int) AS i`,
+        `WITH page AS (
+           INSERT INTO pages (url, host) SELECT 'https://backlog.example/p/' || i, 'backlog.example' FROM generate_series(1, $1::int) AS i
+           RETURNING id, url, host
+         )
+         INSERT INTO page_schedule (page_id, host, next_crawl_at)
+         SELECT id, host, now() - interval '2 days' + substring(url FROM '[0-9]+$')::int * interval '1 ms' FROM page`,
         [options.backlog],
       )
       await pool.query(`INSERT INTO hosts (host, min_delay_seconds) VALUES ('backlog.example', 1)`)
     }
-    await pool.query('VACUUM ANALYZE pages')
+    await pool.query('VACUUM ANALYZE pages, page_schedule')
     // The service's periodic optimiser runs 5 s after start and then every reoptimizeSeconds; its
     // first run re-times the whole table. Measure leases after that run, with the next one a day away.
     // Leases hand out at most the budget (a fleet-wide allowance, docs/api.md "Schedule"): this benchmark
@@ -172,7 +175,7 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     http = new HttpPool(service.baseUrl, { connections: Math.max(8, ...options.workers) })
     const optimizerSeconds = await waitForOptimizerRun(http)
     // That run rewrote every row: vacuum now rather than have autovacuum run during the measurement.
-    await pool.query('VACUUM ANALYZE pages')
+    await pool.query('VACUUM ANALYZE pages, page_schedule')
     log(`first optimiser run done ${fmt(optimizerSeconds)} s after the service was ready; vacuumed`)
     await leaseLoop(http, 1, 20, false) // warm-up
     const result: LeaseResult = { sequential: [], concurrent: options.workers.map((w) => ({ workers: w, runs: [] })), seedSeconds }

@@ -37,10 +37,10 @@ interface TakenPage {
 export async function returnExpiredLeases(q: Queryable, now: Date, batch: number): Promise<number> {
   const { rowCount } = await q.query({
     name: 'leases-return-expired',
-    text: `UPDATE pages p SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
-           FROM (SELECT id FROM pages WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
+    text: `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
+           FROM (SELECT page_id FROM page_schedule WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
                  ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
-           WHERE p.id = e.id`,
+           WHERE s.page_id = e.page_id`,
     values: [now, batch],
   })
   return rowCount ?? 0
@@ -51,11 +51,11 @@ export async function returnExpiredLeases(q: Queryable, now: Date, batch: number
  * SKIP LOCKED and it updates only rows it locked itself, so it cannot deadlock). In order:
  *
  * 1. Candidates.
- *    - walk: the first `limit` due, unleased pages of the global due order (pages_due_order: pages of hosts
+ *    - walk: the first `limit` due, unleased pages of the global due order (page_schedule_due_order: pages of hosts
  *      without a delay), locked; concurrent callers skip each other's rows, so they never see the same page.
  *    - polite_first: for each paced host (hosts.pace_seconds > 0: the operator's minDelaySeconds, a robots.txt
  *      Crawl-delay, or an adaptive delay after 429s) whose delay has passed, its most
- *      overdue page (pages_polite_due), locked. Hosts whose best page would rank after every walked page are
+ *      overdue page (page_schedule_polite_due), locked. Hosts whose best page would rank after every walked page are
  *      skipped (horizon).
  * 2. Politeness.
  *    - gate: the rows of the polite hosts to serve, locked with SKIP LOCKED and rechecked on their latest
@@ -75,22 +75,23 @@ function claimSql(byHost: boolean): string {
   // $6 is the latest due time handed out ($1 = now, or later for an early hand-out), $7 whether this is an
   // early hand-out; with a host filter the hosts are $8.
   const only = (column: string) => (byHost ? `AND ${column} = ANY($8::text[])` : '')
-  // A page handed out before its due time: active, not noisy, and due within half its period (a page without a
-  // rate yet, never crawled, any time).
-  const earlyOk = (p: string) =>
-    `(NOT $7::boolean OR (${p}.status = 'active' AND NOT ${p}.noisy AND (${p}.crawls_per_day IS NULL OR ` +
-    `(${p}.crawls_per_day > 0 AND ${p}.next_crawl_at - $1::timestamptz <= interval '1 day' * (0.5 / ${p}.crawls_per_day)))))`
+  // A page handed out before its due time: active, not noisy (its crawl state, in pages), and due within half
+  // its period (a page without a rate yet, never crawled, any time).
+  const earlyOk = (s: string) =>
+    `(NOT $7::boolean OR ((${s}.crawls_per_day IS NULL OR ` +
+    `(${s}.crawls_per_day > 0 AND ${s}.next_crawl_at - $1::timestamptz <= interval '1 day' * (0.5 / ${s}.crawls_per_day))) ` +
+    `AND EXISTS (SELECT 1 FROM pages e WHERE e.id = ${s}.page_id AND e.status = 'active' AND NOT e.noisy)))`
   return `
 WITH polite_hosts AS MATERIALIZED (
   SELECT host, next_lease_at FROM hosts WHERE pace_seconds > 0
 ),
 walk AS MATERIALIZED (
-  SELECT p.id, p.host, p.next_crawl_at, p.importance, p.host IN (SELECT host FROM polite_hosts) AS stray
-  FROM pages p
-  WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at <= $6 AND ${earlyOk('p')} ${only('p.host')}
-  ORDER BY p.next_crawl_at, p.importance DESC, p.id
+  SELECT s.page_id AS id, s.host, s.next_crawl_at, s.importance, s.host IN (SELECT host FROM polite_hosts) AS stray
+  FROM page_schedule s
+  WHERE s.lease_id IS NULL AND NOT s.polite AND s.next_crawl_at <= $6 AND ${earlyOk('s')} ${only('s.host')}
+  ORDER BY s.next_crawl_at, s.importance DESC, s.page_id
   LIMIT $5
-  FOR UPDATE OF p SKIP LOCKED
+  FOR UPDATE OF s SKIP LOCKED
 ),
 horizon AS (
   -- the latest due time that can still make the cut
@@ -100,10 +101,10 @@ polite_first AS MATERIALIZED (
   SELECT c.id, h.host, c.next_crawl_at, c.importance
   FROM polite_hosts h
   CROSS JOIN LATERAL (
-    SELECT q.id, q.next_crawl_at, q.importance
-    FROM pages q
+    SELECT q.page_id AS id, q.next_crawl_at, q.importance
+    FROM page_schedule q
     WHERE q.host = h.host AND q.lease_id IS NULL AND q.polite AND q.next_crawl_at <= (SELECT due FROM horizon) AND ${earlyOk('q')}
-    ORDER BY q.next_crawl_at, q.importance DESC, q.id
+    ORDER BY q.next_crawl_at, q.importance DESC, q.page_id
     LIMIT 1
     FOR UPDATE OF q SKIP LOCKED
   ) c
@@ -128,24 +129,24 @@ chosen AS (
   LIMIT $5
 ),
 leased AS (
-  UPDATE pages p SET lease_id = $2::uuid, leased_by = $3::text, lease_expires_at = $4::timestamptz
+  UPDATE page_schedule s SET lease_id = $2::uuid, leased_by = $3::text, lease_expires_at = $4::timestamptz
   FROM chosen c
-  WHERE p.id = c.id
-  RETURNING p.id, p.url, p.host, p.next_crawl_at, p.importance, p.etag, p.server_last_modified, p.last_content_hash
+  WHERE s.page_id = c.id
+  RETURNING s.page_id AS id, s.host, s.next_crawl_at, s.importance
 ),
 marked AS (
-  UPDATE pages p SET polite = true
+  UPDATE page_schedule s SET polite = true
   FROM walk w
-  WHERE p.id = w.id AND w.stray AND w.host IN (SELECT host FROM marking)
+  WHERE s.page_id = w.id AND w.stray AND w.host IN (SELECT host FROM marking)
 ),
 spaced AS (
   UPDATE hosts h SET next_lease_at = $1 + h.pace_seconds * interval '1 second'
   WHERE h.host IN (SELECT host FROM chosen WHERE polite)
 )
-SELECT id::text AS id, url, host, next_crawl_at AS "nextCrawlAt", etag, server_last_modified AS "serverLastModified",
-       last_content_hash AS "lastContentHash"
-FROM leased
-ORDER BY next_crawl_at, importance DESC, leased.id`
+SELECT l.id::text AS id, p.url, l.host, l.next_crawl_at AS "nextCrawlAt", p.etag, p.server_last_modified AS "serverLastModified",
+       p.last_content_hash AS "lastContentHash"
+FROM leased l JOIN pages p ON p.id = l.id
+ORDER BY l.next_crawl_at, l.importance DESC, l.id`
 }
 
 const CLAIM_SQL = claimSql(false)
@@ -217,7 +218,7 @@ export async function returnHandOutTokens(q: Queryable, tokens: number, capacity
 /** Extends the pages a lease still holds (unexpired) to `expiresAt`; returns how many. */
 export async function extendLease(q: Queryable, leaseId: string, now: Date, expiresAt: Date): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE pages SET lease_expires_at = $3 WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
+    `UPDATE page_schedule SET lease_expires_at = $3 WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
     [leaseId, now, expiresAt],
   )
   return rowCount ?? 0
@@ -226,9 +227,9 @@ export async function extendLease(q: Queryable, leaseId: string, now: Date, expi
 /** The pages among `ids` that the lease still holds (unexpired), locked, in id order. */
 export async function lockLeasedPages(q: Queryable, leaseId: string, ids: readonly string[], now: Date): Promise<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }[]> {
   const { rows } = await q.query<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }>(
-    `SELECT id::text AS id, crawls_per_day AS "crawlsPerDay", floor(extract(epoch FROM next_crawl_at) * 1000)::float8 AS "nextCrawlAtMs"
-     FROM pages WHERE lease_id = $1::uuid AND lease_expires_at > $2 AND id = ANY($3::bigint[])
-     ORDER BY id FOR UPDATE`,
+    `SELECT page_id::text AS id, crawls_per_day AS "crawlsPerDay", floor(extract(epoch FROM next_crawl_at) * 1000)::float8 AS "nextCrawlAtMs"
+     FROM page_schedule WHERE lease_id = $1::uuid AND lease_expires_at > $2 AND page_id = ANY($3::bigint[])
+     ORDER BY page_id FOR UPDATE`,
     [leaseId, now, ids],
   )
   return rows
@@ -238,8 +239,8 @@ export async function lockLeasedPages(q: Queryable, leaseId: string, ids: readon
 export async function releasePages(q: Queryable, pages: readonly { id: string; nextCrawlAtMs: number | null }[]): Promise<void> {
   if (pages.length === 0) return
   await q.query(
-    `UPDATE pages p SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = p.version + 1
-     FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE p.id = u.id`,
+    `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = s.version + 1
+     FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id`,
     [pages.map((p) => p.id), pages.map((p) => storableTimestampOrNull(p.nextCrawlAtMs))],
   )
 }
@@ -250,7 +251,7 @@ export async function releasePages(q: Queryable, pages: readonly { id: string; n
  */
 export async function releaseLease(q: Queryable, leaseId: string, now: Date): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE pages SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
+    `UPDATE page_schedule SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
      WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
     [leaseId, now],
   )
@@ -267,24 +268,25 @@ interface ScheduleRow {
 
 /**
  * Upcoming unleased crawls in lease order (due time, then importance), up to `until` when given:
- * the global due order merged with each host's polite pages (pages.polite).
+ * the global due order merged with each host's polite pages (page_schedule.polite).
  */
 export async function upcomingCrawls(q: Queryable, options: { until: Date | null; limit: number }): Promise<ScheduleRow[]> {
   const { rows } = await q.query<ScheduleRow>(
-    `SELECT u.id::text AS id, u.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
+    `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
      FROM (
-       (SELECT p.id, p.url, p.host, p.next_crawl_at, p.importance, p.crawls_per_day
-        FROM pages p WHERE p.lease_id IS NULL AND NOT p.polite AND p.next_crawl_at IS NOT NULL
-          AND ($1::timestamptz IS NULL OR p.next_crawl_at <= $1)
-        ORDER BY p.next_crawl_at, p.importance DESC, p.id LIMIT $2)
+       (SELECT s.page_id, s.host, s.next_crawl_at, s.importance, s.crawls_per_day
+        FROM page_schedule s WHERE s.lease_id IS NULL AND NOT s.polite AND s.next_crawl_at IS NOT NULL
+          AND ($1::timestamptz IS NULL OR s.next_crawl_at <= $1)
+        ORDER BY s.next_crawl_at, s.importance DESC, s.page_id LIMIT $2)
        UNION ALL
        SELECT c.* FROM hosts h CROSS JOIN LATERAL (
-         SELECT p.id, p.url, p.host, p.next_crawl_at, p.importance, p.crawls_per_day
-         FROM pages p WHERE p.host = h.host AND p.lease_id IS NULL AND p.polite AND p.next_crawl_at IS NOT NULL
-           AND ($1::timestamptz IS NULL OR p.next_crawl_at <= $1)
-         ORDER BY p.next_crawl_at, p.importance DESC, p.id LIMIT $2) c
+         SELECT s.page_id, s.host, s.next_crawl_at, s.importance, s.crawls_per_day
+         FROM page_schedule s WHERE s.host = h.host AND s.lease_id IS NULL AND s.polite AND s.next_crawl_at IS NOT NULL
+           AND ($1::timestamptz IS NULL OR s.next_crawl_at <= $1)
+         ORDER BY s.next_crawl_at, s.importance DESC, s.page_id LIMIT $2) c
      ) u
-     ORDER BY u.next_crawl_at, u.importance DESC, u.id LIMIT $2`,
+     JOIN pages p ON p.id = u.page_id
+     ORDER BY u.next_crawl_at, u.importance DESC, u.page_id LIMIT $2`,
     [options.until, options.limit],
   )
   return rows

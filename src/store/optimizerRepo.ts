@@ -21,7 +21,7 @@ export async function releaseOptimizerLock(q: Queryable): Promise<void> {
   await q.query('SELECT pg_advisory_unlock($1)', [OPTIMIZER_LOCK_KEY])
 }
 
-/** One chunk of the optimiser's input, in id order (keyset paging: constant memory per chunk on the server). */
+/** One chunk of the optimiser's input, in id order. */
 export interface OptimizerPageChunk {
   ids: string[]
   hosts: string[]
@@ -42,16 +42,20 @@ export interface OptimizerPageChunk {
   ageShapeRateRatios: (number | null)[]
 }
 
-const OPTIMIZER_COLUMNS = `p.id::text, p.host, p.importance, changes_per_day, min_crawls_per_day, max_crawls_per_day, crawls_per_day,
-             floor(extract(epoch FROM last_crawled_at) * 1000)::float8, floor(extract(epoch FROM next_crawl_at) * 1000)::float8,
-             intervals, version::float8, status, noisy, age_shape, age_shape_rate_ratio`
+const OPTIMIZER_COLUMNS = `s.page_id::text, s.host, s.importance, p.changes_per_day, p.min_crawls_per_day, p.max_crawls_per_day, s.crawls_per_day,
+             floor(extract(epoch FROM p.last_crawled_at) * 1000)::float8, floor(extract(epoch FROM s.next_crawl_at) * 1000)::float8,
+             p.intervals, s.version::float8, p.status, p.noisy, p.age_shape, p.age_shape_rate_ratio`
 
 type OptimizerRow = [string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, number, number, string, boolean, number | null, number | null]
 
+/** Up to `limit` pages after `afterId`, in id order (keyset paging: constant memory per chunk on the server). */
 export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<OptimizerRow>({
-    text: `SELECT ${OPTIMIZER_COLUMNS} FROM pages p WHERE ($1::bigint IS NULL OR p.id > $1::bigint) ORDER BY p.id LIMIT $2`,
-    values: [afterId, limit],
+    // The bound on both tables keeps each side of the merge join to the chunk (ids start at 1): with it on one
+    // side only, the other side's index was read from its first row for every chunk.
+    text: `SELECT ${OPTIMIZER_COLUMNS} FROM page_schedule s JOIN pages p ON p.id = s.page_id
+           WHERE s.page_id > $1::bigint AND p.id > $1::bigint ORDER BY s.page_id LIMIT $2`,
+    values: [afterId ?? '0', limit],
     rowMode: 'array',
   })
   return toChunk(rows)
@@ -60,13 +64,14 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
 /**
  * The pages written since the transaction id `sinceXid` (a 64-bit xid8; the comparison is on its low 32 bits,
  * so the caller must know that no wraparound happened since), except versions written by the transactions
- * `exceptXids`: one sequential scan, no index (the row's xmin).
+ * `exceptXids`: one sequential scan of the schedule rows, no index (the row's xmin). Every write of a page's
+ * state or attributes also writes its schedule row (its version), so the schedule shows them all.
  */
 export async function readOptimizerChanges(q: Queryable, sinceXid: bigint, exceptXids: readonly bigint[]): Promise<OptimizerPageChunk> {
   const low = (x: bigint) => (x & 0xffffffffn).toString()
   const { rows } = await q.query<OptimizerRow>({
-    text: `SELECT ${OPTIMIZER_COLUMNS} FROM pages p
-           WHERE p.xmin::text::bigint >= $1::bigint AND NOT (p.xmin::text::bigint = ANY($2::bigint[])) ORDER BY p.id`,
+    text: `SELECT ${OPTIMIZER_COLUMNS} FROM page_schedule s JOIN pages p ON p.id = s.page_id
+           WHERE s.xmin::text::bigint >= $1::bigint AND NOT (s.xmin::text::bigint = ANY($2::bigint[])) ORDER BY s.page_id`,
     values: [low(sinceXid), exceptXids.map(low)],
     rowMode: 'array',
   })
@@ -140,12 +145,13 @@ export async function writeRates(
 ): Promise<number> {
   if (rates.ids.length === 0) return 0
   // Due times travel as epoch milliseconds: cheaper to send and to parse than RFC 3339 text. The extra
-  // `p.id = ANY(...)` makes the planner find the rows by primary key: left to the join alone, it hashes
-  // the whole table for every chunk once a chunk holds more than a few thousand rows.
+  // `s.page_id = ANY(...)` makes the planner find the rows by primary key: left to the join alone, it hashes
+  // the whole table for every chunk once a chunk holds more than a few thousand rows. Only the narrow
+  // schedule row is rewritten (migrations/0015).
   const { rowCount } = await q.query(
-    `UPDATE pages p SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = p.version + 1, updated_at = now()
+    `UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = s.version + 1
      FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[]) AS u(id, version, rate, next_ms)
-     WHERE p.id = ANY($1::bigint[]) AND p.id = u.id AND p.version = u.version`,
+     WHERE s.page_id = ANY($1::bigint[]) AND s.page_id = u.id AND s.version = u.version`,
     [
       arrayLiteral(rates.ids),
       arrayLiteral(rates.versions),

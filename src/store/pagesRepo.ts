@@ -41,22 +41,25 @@ export interface PageRow {
   noisy: boolean
 }
 
-const epochMs = (column: string, alias: string): string => `floor(extract(epoch FROM p.${column}) * 1000)::float8 AS "${alias}"`
+const epochMs = (column: string, alias: string): string => `floor(extract(epoch FROM ${column}) * 1000)::float8 AS "${alias}"`
 
+/** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = `
-  p.id::text AS "id", p.url, p.host, p.importance,
+  p.id::text AS "id", p.url, p.host, s.importance,
   p.min_crawls_per_day AS "minCrawlsPerDay", p.max_crawls_per_day AS "maxCrawlsPerDay",
   p.crawls, p.intervals, p.changes,
-  ${epochMs('first_crawled_at', 'firstCrawledAtMs')}, ${epochMs('last_crawled_at', 'lastCrawledAtMs')},
-  ${epochMs('interval_start_at', 'intervalStartAtMs')}, ${epochMs('last_changed_at', 'lastChangedAtMs')},
+  ${epochMs('p.first_crawled_at', 'firstCrawledAtMs')}, ${epochMs('p.last_crawled_at', 'lastCrawledAtMs')},
+  ${epochMs('p.interval_start_at', 'intervalStartAtMs')}, ${epochMs('p.last_changed_at', 'lastChangedAtMs')},
   p.last_content_hash AS "lastContentHash", p.estimator_state AS "estimatorState",
-  p.changes_per_day AS "changesPerDay", p.crawls_per_day AS "crawlsPerDay",
-  ${epochMs('next_crawl_at', 'nextCrawlAtMs')},
-  p.lease_id::text AS "leaseId", p.leased_by AS "leasedBy", ${epochMs('lease_expires_at', 'leaseExpiresAtMs')},
-  p.version::float8 AS "version",
+  p.changes_per_day AS "changesPerDay", s.crawls_per_day AS "crawlsPerDay",
+  ${epochMs('s.next_crawl_at', 'nextCrawlAtMs')},
+  s.lease_id::text AS "leaseId", s.leased_by AS "leasedBy", ${epochMs('s.lease_expires_at', 'leaseExpiresAtMs')},
+  s.version::float8 AS "version",
   p.status, p.consecutive_failures AS "consecutiveFailures", p.last_http_status AS "lastHttpStatus",
-  ${epochMs('last_success_at', 'lastSuccessAtMs')}, p.redirect_to AS "redirectTo", p.etag,
-  ${epochMs('server_last_modified', 'serverLastModifiedMs')}, p.noisy`
+  ${epochMs('p.last_success_at', 'lastSuccessAtMs')}, p.redirect_to AS "redirectTo", p.etag,
+  ${epochMs('p.server_last_modified', 'serverLastModifiedMs')}, p.noisy`
+
+const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
 
 const isoOrNull = storableTimestampOrNull
 
@@ -73,11 +76,14 @@ export async function insertMissingPages(
   if (pages.length === 0) return 0
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
   const { rowCount } = await q.query(
-    `INSERT INTO pages (url, host, importance, next_crawl_at)
-     SELECT u.url, u.host, u.importance, $4::timestamptz
-     FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS u(url, host, importance, ord)
-     ORDER BY u.ord
-     ON CONFLICT (url) DO NOTHING`,
+    `WITH u AS MATERIALIZED (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS u(url, host, importance, ord)
+     ),
+     inserted AS (
+       INSERT INTO pages (url, host) SELECT u.url, u.host FROM u ORDER BY u.ord ON CONFLICT (url) DO NOTHING RETURNING id, url, host
+     )
+     INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
+     SELECT i.id, i.host, u.importance, $4::timestamptz FROM inserted i JOIN u ON u.url = i.url`,
     [sorted.map((p) => p.url), sorted.map((p) => p.host), sorted.map((p) => p.importance ?? 1), nextCrawlAt],
   )
   return rowCount ?? 0
@@ -87,7 +93,7 @@ export async function insertMissingPages(
 export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Promise<PageRow[]> {
   if (urls.length === 0) return []
   const { rows } = await q.query<PageRow>(
-    `SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
+    `SELECT ${PAGE_COLUMNS} FROM ${PAGES} WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
     [urls],
   )
   return rows
@@ -128,32 +134,39 @@ export type CrawledPageWrite = Pick<
 export async function writeCrawledPages(q: Queryable, updates: readonly CrawledPageWrite[]): Promise<void> {
   if (updates.length === 0) return
   await q.query(
-    `UPDATE pages p SET
-       crawls = u."crawls", intervals = u."intervals", changes = u."changes",
-       first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
-       interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
-       last_content_hash = u."lastContentHash",
-       estimator_state = decode(u."estimatorState", 'base64'),
-       changes_per_day = u."changesPerDay", crawls_per_day = u."crawlsPerDay",
-       next_crawl_at = u."nextCrawlAt",
-       status = u."status", consecutive_failures = u."consecutiveFailures", last_http_status = u."lastHttpStatus",
-       last_success_at = u."lastSuccessAt", redirect_to = u."redirectTo", etag = u."etag",
-       server_last_modified = u."serverLastModified", noisy = u."noisy",
-       age_shape = u."ageShape", age_shape_rate_ratio = u."ageShapeRateRatio",
-       lease_id = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_id END,
-       leased_by = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.leased_by END,
-       lease_expires_at = CASE WHEN p.lease_id = u."completedLeaseId" THEN NULL ELSE p.lease_expires_at END,
-       version = p.version + 1, updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS u(
-       "id" bigint, "crawls" int, "intervals" int, "changes" int,
-       "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
-       "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text,
-       "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
-       "status" text, "consecutiveFailures" int, "lastHttpStatus" smallint, "lastSuccessAt" timestamptz,
-       "redirectTo" text, "etag" text, "serverLastModified" timestamptz, "noisy" boolean,
-       "ageShape" double precision, "ageShapeRateRatio" double precision,
-       "completedLeaseId" uuid)
-     WHERE p.id = u."id"`,
+    `WITH u AS MATERIALIZED (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS u(
+         "id" bigint, "crawls" int, "intervals" int, "changes" int,
+         "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
+         "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text,
+         "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
+         "status" text, "consecutiveFailures" int, "lastHttpStatus" smallint, "lastSuccessAt" timestamptz,
+         "redirectTo" text, "etag" text, "serverLastModified" timestamptz, "noisy" boolean,
+         "ageShape" double precision, "ageShapeRateRatio" double precision,
+         "completedLeaseId" uuid)
+     ),
+     crawl_state AS (
+       UPDATE pages p SET
+         crawls = u."crawls", intervals = u."intervals", changes = u."changes",
+         first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
+         interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
+         last_content_hash = u."lastContentHash",
+         estimator_state = decode(u."estimatorState", 'base64'),
+         changes_per_day = u."changesPerDay",
+         status = u."status", consecutive_failures = u."consecutiveFailures", last_http_status = u."lastHttpStatus",
+         last_success_at = u."lastSuccessAt", redirect_to = u."redirectTo", etag = u."etag",
+         server_last_modified = u."serverLastModified", noisy = u."noisy",
+         age_shape = u."ageShape", age_shape_rate_ratio = u."ageShapeRateRatio",
+         updated_at = now()
+       FROM u WHERE p.id = u."id"
+     )
+     UPDATE page_schedule s SET
+       crawls_per_day = u."crawlsPerDay", next_crawl_at = u."nextCrawlAt",
+       lease_id = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_id END,
+       leased_by = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_by END,
+       lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END,
+       version = s.version + 1
+     FROM u WHERE s.page_id = u."id"`,
     // The state travels as base64 inside the JSON batch.
     [
       JSON.stringify(
@@ -210,17 +223,26 @@ export async function upsertPages(
   if (pages.length === 0) return []
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
   const { rows } = await q.query<PageRow & { created: boolean }>(
-    `INSERT INTO pages AS p (url, host, importance, min_crawls_per_day, max_crawls_per_day, next_crawl_at)
-     SELECT u.url, u.host, u.importance, u.min, u.max, $6::timestamptz
-     FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[])
-       WITH ORDINALITY AS u(url, host, importance, min, max, ord)
-     ORDER BY u.ord
-     ON CONFLICT (url) DO UPDATE SET
-       importance = excluded.importance,
-       min_crawls_per_day = excluded.min_crawls_per_day,
-       max_crawls_per_day = excluded.max_crawls_per_day,
-       version = p.version + 1, updated_at = now()
-     RETURNING ${PAGE_COLUMNS}, (xmax = 0) AS created`,
+    `WITH u AS MATERIALIZED (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[])
+         WITH ORDINALITY AS u(url, host, importance, min, max, ord)
+     ),
+     page AS (
+       INSERT INTO pages AS p (url, host, min_crawls_per_day, max_crawls_per_day)
+       SELECT u.url, u.host, u.min, u.max FROM u ORDER BY u.ord
+       ON CONFLICT (url) DO UPDATE SET
+         min_crawls_per_day = excluded.min_crawls_per_day,
+         max_crawls_per_day = excluded.max_crawls_per_day,
+         updated_at = now()
+       RETURNING p.*, (xmax = 0) AS created
+     ),
+     schedule AS (
+       INSERT INTO page_schedule AS s (page_id, host, importance, next_crawl_at)
+       SELECT page.id, page.host, u.importance, $6::timestamptz FROM page JOIN u ON u.url = page.url ORDER BY u.ord
+       ON CONFLICT (page_id) DO UPDATE SET importance = excluded.importance, version = s.version + 1
+       RETURNING s.*
+     )
+     SELECT ${PAGE_COLUMNS}, p.created FROM page p JOIN schedule s ON s.page_id = p.id`,
     [
       sorted.map((p) => p.url),
       sorted.map((p) => p.host),
@@ -245,10 +267,14 @@ interface PageSchedule {
 export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[]): Promise<void> {
   if (schedules.length === 0) return
   await q.query(
-    `UPDATE pages p SET changes_per_day = u.changes, crawls_per_day = u.rate,
-       next_crawl_at = u.next, version = p.version + 1, updated_at = now()
-     FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::timestamptz[]) AS u(id, changes, rate, next)
-     WHERE p.id = u.id`,
+    `WITH u AS MATERIALIZED (
+       SELECT * FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::timestamptz[]) AS u(id, changes, rate, next)
+     ),
+     estimate AS (
+       UPDATE pages p SET changes_per_day = u.changes, updated_at = now() FROM u WHERE p.id = u.id
+     )
+     UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = u.next, version = s.version + 1
+     FROM u WHERE s.page_id = u.id`,
     [
       schedules.map((s) => s.id),
       schedules.map((s) => s.changesPerDay),
@@ -259,12 +285,12 @@ export async function writeSchedules(q: Queryable, schedules: readonly PageSched
 }
 
 export async function getPageById(q: Queryable, id: string): Promise<PageRow | null> {
-  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.id = $1::bigint`, [id])
+  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM ${PAGES} WHERE p.id = $1::bigint`, [id])
   return rows[0] ?? null
 }
 
 export async function getPageByUrl(q: Queryable, url: string): Promise<PageRow | null> {
-  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM pages p WHERE p.url = $1`, [url])
+  const { rows } = await q.query<PageRow>(`SELECT ${PAGE_COLUMNS} FROM ${PAGES} WHERE p.url = $1`, [url])
   return rows[0] ?? null
 }
 
@@ -274,10 +300,11 @@ export async function listPages(
   options: { host: string | null; afterId: string | null; limit: number },
 ): Promise<PageRow[]> {
   const { rows } = await q.query<PageRow>(
-    `SELECT ${PAGE_COLUMNS} FROM pages p
-     WHERE ($1::text IS NULL OR p.host = $1) AND ($2::bigint IS NULL OR p.id > $2::bigint)
+    `SELECT ${PAGE_COLUMNS} FROM ${PAGES}
+     WHERE ($1::text IS NULL OR p.host = $1) AND p.id > $2::bigint AND s.page_id > $2::bigint
      ORDER BY p.id LIMIT $3`,
-    [options.host, options.afterId, options.limit],
+    // The bound on both tables keeps a merge join from reading the schedule from its first row (ids start at 1).
+    [options.host, options.afterId ?? '0', options.limit],
   )
   return rows
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_HOUR } from '../math/units.ts'
 
-/** The fleet-wide numbers behind the gauges, from one pass over `pages` and one time-window count. */
+/** The fleet-wide numbers behind the gauges, from one pass over the pages and their schedules, and one time-window count. */
 interface StatsSnapshotRow {
   pages: number
   pagesLeased: number
@@ -84,7 +84,7 @@ export async function readStatsSnapshot(
        count(*) FILTER (WHERE status = 'gone')::int AS gone,
        count(*) FILTER (WHERE status = 'redirected')::int AS redirected,
        count(*) FILTER (WHERE noisy)::int AS noisy
-     FROM pages`,
+     FROM pages p JOIN page_schedule s ON s.page_id = p.id`,
     [options.now, options.defaultChangesPerDay],
   )
   const crawls = await q.query<{ n: number }>(
@@ -131,8 +131,8 @@ export async function readRateHistograms(
     `SELECT c.kind, CASE WHEN c.rate IS NULL THEN NULL WHEN c.rate <= 0 THEN 0
                            ELSE width_bucket(log(c.rate), $1::float8, $2::float8, $3::int) END AS bucket,
             count(*)::int AS n
-     FROM pages p
-     CROSS JOIN LATERAL (VALUES ('changes', p.changes_per_day), ('crawls', p.crawls_per_day)) AS c(kind, rate)
+     FROM pages p JOIN page_schedule s ON s.page_id = p.id
+     CROSS JOIN LATERAL (VALUES ('changes', p.changes_per_day), ('crawls', s.crawls_per_day)) AS c(kind, rate)
      GROUP BY 1, 2`,
     [bins.minLog10, bins.maxLog10, bins.bins],
   )
@@ -158,7 +158,7 @@ interface OverdueHostRow {
 export async function readTopOverdueHosts(q: Queryable, now: Date, limit: number): Promise<OverdueHostRow[]> {
   const { rows } = await q.query<OverdueHostRow>(
     `SELECT host, count(*)::int AS "pagesOverdue", min(next_crawl_at) AS "oldestOverdueAt"
-     FROM pages WHERE ${OVERDUE}
+     FROM page_schedule WHERE ${OVERDUE}
      GROUP BY host ORDER BY count(*) DESC, min(next_crawl_at), host LIMIT $2`,
     [now, limit],
   )

@@ -22,15 +22,14 @@ export async function pagesWithUrls(q: Queryable, urls: readonly string[]): Prom
 }
 
 /**
- * Gives pages new URLs and hosts. A page whose host changes is marked polite when its new host has a delay
- * (migrations/0008); its version moves, so an optimiser run that read it before does not write it back.
+ * Gives pages new URLs and hosts. A page whose host changes takes it to its schedule row (the foreign key
+ * cascades), where a trigger marks it polite when its new host is paced and moves its version, so an
+ * optimiser run that read it before does not write it back (migrations/0015).
  */
 export async function renamePages(q: Queryable, renames: readonly { id: string; url: string; host: string }[]): Promise<void> {
   if (renames.length === 0) return
   await q.query(
-    `UPDATE pages p SET url = r.url, host = r.host,
-       polite = EXISTS (SELECT 1 FROM hosts h WHERE h.host = r.host AND h.min_delay_seconds > 0),
-       version = p.version + 1, updated_at = now()
+    `UPDATE pages p SET url = r.url, host = r.host, updated_at = now()
      FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, url, host)
      WHERE p.id = r.id`,
     [renames.map((r) => r.id), renames.map((r) => r.url), renames.map((r) => r.host)],
@@ -53,9 +52,10 @@ export async function renameHosts(q: Queryable, renames: readonly { from: string
     [renames.map((r) => r.from), renames.map((r) => r.to)],
   )
   await q.query(
-    `UPDATE pages p SET polite = NOT p.polite
-     WHERE p.host = ANY($1::text[])
-       AND p.polite <> EXISTS (SELECT 1 FROM hosts h WHERE h.host = p.host AND h.min_delay_seconds > 0)`,
+    `UPDATE page_schedule s SET polite = NOT s.polite
+     FROM pages p
+     WHERE p.host = ANY($1::text[]) AND s.page_id = p.id
+       AND s.polite <> EXISTS (SELECT 1 FROM hosts h WHERE h.host = s.host AND h.pace_seconds > 0)`,
     [renames.map((r) => r.to)],
   )
 }

@@ -546,6 +546,7 @@ export async function databaseDigest(q: Queryable): Promise<string> {
   const { rows } = await q.query<{ digest: string }>(
     `SELECT md5(concat_ws('|',
        (SELECT string_agg(md5(t::text), ',' ORDER BY t.id) FROM pages t),
+       (SELECT string_agg(md5(t::text), ',' ORDER BY t.page_id) FROM page_schedule t),
        (SELECT string_agg(md5(t::text), ',' ORDER BY t.page_id, t.crawled_at) FROM observations t),
        (SELECT string_agg(md5(t::text), ',' ORDER BY t.host) FROM hosts t),
        (SELECT string_agg(md5(t::text), ',' ORDER BY t.id) FROM optimizer_runs t),

@@ -283,10 +283,12 @@ describe('stored values from before the limits', () => {
       await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: urls } })
       // Values the API refuses today, written as an older version could have stored them.
       await t.db.pool.query(
-        `UPDATE pages SET importance = v.importance, changes_per_day = v.changes, crawls_per_day = v.crawls
-         FROM (VALUES (1, 5e-324::float8, 5e-324::float8, 1e-300::float8), (2, 1e-300, 1e300, 5e-324), (3, 1e300, 1e-300, 1e300),
-                      (4, 1e-200, 1e-200, 1e200), (5, 1, 1e-310, 1e300), (6, 5e-324, 1e308, 1e308)) AS v(id, importance, changes, crawls)
-         WHERE pages.id = v.id`,
+        `WITH v(id, importance, changes, crawls) AS (
+           VALUES (1, 5e-324::float8, 5e-324::float8, 1e-300::float8), (2, 1e-300, 1e300, 5e-324), (3, 1e300, 1e-300, 1e300),
+                  (4, 1e-200, 1e-200, 1e200), (5, 1, 1e-310, 1e300), (6, 5e-324, 1e308, 1e308)
+         ),
+         estimates AS (UPDATE pages SET changes_per_day = v.changes FROM v WHERE pages.id = v.id)
+         UPDATE page_schedule SET importance = v.importance, crawls_per_day = v.crawls FROM v WHERE page_schedule.page_id = v.id`,
       )
       for (const schedule of ['periodic', 'poisson'] as const) {
         assert.equal((await patch(t, { schedule })).statusCode, 200)

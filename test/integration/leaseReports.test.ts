@@ -41,7 +41,7 @@ test('a matching lease is completed and not listed; a retried report still compl
     const grant = await leaseOne(t, url)
     const first = (await report(t, [{ url, crawledAt: iso(T0), contentHash: 'h', leaseId: grant.leaseId }])).json()
     assert.deepEqual(first.leaseNotCompleted, [])
-    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE lease_id IS NOT NULL')
+    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL')
     assert.equal(held.rows[0].n, 0)
     const again = (await report(t, [{ url, crawledAt: iso(T0), contentHash: 'h', leaseId: grant.leaseId }])).json()
     assert.equal(again.duplicates, 1)
@@ -57,7 +57,7 @@ test('an expired lease: the crawl is applied and the page released; after anothe
     assert.equal(late.accepted, 1)
     assert.equal(late.leaseNotCompleted.length, 1)
     assert.match(late.leaseNotCompleted[0].reason, /^expired/)
-    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE lease_id IS NOT NULL')
+    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL')
     assert.equal(held.rows[0].n, 0, 'the expired lease was cleared by the report')
 
     // Second page: the lease expires and a second worker takes the page before the first one reports.
@@ -69,7 +69,7 @@ test('an expired lease: the crawl is applied and the page released; after anothe
     const stale = (await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs() - 1000), contentHash: 'h', leaseId: first.leaseId }])).json()
     assert.equal(stale.accepted, 1)
     assert.match(stale.leaseNotCompleted[0].reason, /another lease/)
-    const row = await t.db.pool.query('SELECT lease_id::text AS id FROM pages WHERE url = $1', [url2])
+    const row = await t.db.pool.query('SELECT s.lease_id::text AS id FROM page_schedule s JOIN pages p ON p.id = s.page_id WHERE p.url = $1', [url2])
     assert.equal(row.rows[0].id, second.leaseId, 'the second worker still holds the page')
     const done = (await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs()), contentHash: 'h', leaseId: second.leaseId }])).json()
     assert.deepEqual(done.leaseNotCompleted, [])

@@ -41,7 +41,7 @@ describe('leases', () => {
     await Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)))
     assert.equal(handed.size, urls.length)
     assert.ok([...handed.values()].every((n) => n === 1), 'a page was handed out twice')
-    const leased = await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE lease_id IS NOT NULL')
+    const leased = await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL')
     assert.equal(leased.rows[0].n, 0, 'every lease was completed by its observation')
     const first = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${urls[0]}` })).json()
     assert.ok(Date.parse(first.nextCrawlAt) > T0, 'a crawled page is due again only later')
@@ -102,7 +102,7 @@ describe('leases', () => {
     const first = (await lease({ worker: 'a', limit: 10, hosts: [host] })).json() as Leased
     assert.equal(first.pages.length, 1)
     const marked = async () =>
-      (await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE host = $1 AND polite', [host])).rows[0].n as number
+      (await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE host = $1 AND polite', [host])).rows[0].n as number
     assert.equal(await marked(), 12, 'the lease moved the host’s pages out of the global due order')
     // The host's other pages are waiting for their turn, and the schedule lists them in due order.
     const preview = (await t.app.inject({ method: 'GET', url: `/v1/schedule?limit=1000&until=${iso(t.clock.nowMs())}` })).json()

@@ -106,7 +106,7 @@ describe('leases under concurrency', () => {
     })
     assert.equal(round1.length, urls.length, 'every due page handed out')
     assert.equal(count(round1).size, urls.length, 'a page was handed out twice while leased')
-    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM pages WHERE lease_id IS NOT NULL AND host = ANY($1)', [hosts])
+    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL AND host = ANY($1)', [hosts])
     assert.equal(held.rows[0].n, urls.length)
 
     // Round 2: every lease has expired; each page comes back exactly once, to a new lease.
@@ -121,7 +121,7 @@ describe('leases under concurrency', () => {
     })
     assert.equal(round2.length, urls.length, 'expired leases re-offer every page')
     assert.equal(count(round2).size, urls.length, 'a re-offered page was handed out twice')
-    const owners = await t.db.pool.query('SELECT DISTINCT lease_id::text AS id FROM pages WHERE host = ANY($1)', [hosts])
+    const owners = await t.db.pool.query('SELECT DISTINCT lease_id::text AS id FROM page_schedule WHERE host = ANY($1)', [hosts])
     assert.ok(owners.rows.every((r: { id: string }) => round2Leases.has(r.id)), 'every page is held by a lease of round 2')
 
     // Round 3: expired again; workers complete what they take, so the pages leave the pool.
@@ -137,7 +137,7 @@ describe('leases under concurrency', () => {
     assert.equal(round3.length, urls.length)
     assert.equal(count(round3).size, urls.length)
     const left = await t.db.pool.query(
-      'SELECT count(*) FILTER (WHERE lease_id IS NOT NULL)::int AS leased, count(*) FILTER (WHERE next_crawl_at <= $2)::int AS due FROM pages WHERE host = ANY($1)',
+      'SELECT count(*) FILTER (WHERE lease_id IS NOT NULL)::int AS leased, count(*) FILTER (WHERE next_crawl_at <= $2)::int AS due FROM page_schedule WHERE host = ANY($1)',
       [hosts, new Date(t.clock.nowMs())],
     )
     assert.deepEqual(left.rows[0], { leased: 0, due: 0 })

@@ -36,7 +36,7 @@ async function seed(t: TestApp): Promise<string[]> {
 
 async function storedRates(t: TestApp): Promise<{ sum: number; versions: Map<string, number> }> {
   const { rows } = await t.db.pool.query<{ id: string; rate: number | null; version: number }>(
-    'SELECT id::text AS id, crawls_per_day AS rate, version::float8 AS version FROM pages',
+    'SELECT page_id::text AS id, crawls_per_day AS rate, version::float8 AS version FROM page_schedule',
   )
   return { sum: rows.reduce((s, r) => s + (r.rate ?? 0), 0), versions: new Map(rows.map((r) => [r.id, r.version])) }
 }
@@ -69,13 +69,13 @@ describe('optimiser write-back in chunks', () => {
     const { rows } = await t.db.pool.query<{ id: string }>('SELECT id::text AS id FROM pages ORDER BY id OFFSET 300 LIMIT 1')
     await t.db.pool.query(`
       CREATE FUNCTION refuse_one_page() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'chunk refused for page %', OLD.id; END $$;
-      CREATE TRIGGER refuse_one_page BEFORE UPDATE ON pages FOR EACH ROW WHEN (OLD.id = ${Number(rows[0]!.id)})
+      BEGIN RAISE EXCEPTION 'chunk refused for page %', OLD.page_id; END $$;
+      CREATE TRIGGER refuse_one_page BEFORE UPDATE ON page_schedule FOR EACH ROW WHEN (OLD.page_id = ${Number(rows[0]!.id)})
         EXECUTE FUNCTION refuse_one_page();`)
     const deps = { pool: t.db.pool, clock: t.clock, random: createRandom(3) }
     await assert.rejects(runOptimizer(deps, { trigger: 'api', wait: true, writeChunkPages: 25 }), /chunk refused for page/)
     assert.equal(t.db.pool.idleCount, t.db.pool.totalCount, 'a connection is still checked out')
-    await t.db.pool.query('DROP TRIGGER refuse_one_page ON pages; DROP FUNCTION refuse_one_page()')
+    await t.db.pool.query('DROP TRIGGER refuse_one_page ON page_schedule; DROP FUNCTION refuse_one_page()')
     // The chunks that committed keep their rates; the next run writes the rest.
     const run = await runOptimizer(deps, { trigger: 'api', wait: true, writeChunkPages: 25 })
     assert.ok(run && run.pagesRetimed > 0)

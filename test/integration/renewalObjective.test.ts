@@ -58,7 +58,8 @@ describe('objective freshness-renewal', () => {
     assert.ok(lambda > 0)
 
     const { rows } = await t.db.pool.query<{ importance: number; changes: number; rate: number; state: Buffer; shape: number | null; ratio: number | null }>(
-      `SELECT importance, changes_per_day AS changes, crawls_per_day AS rate, estimator_state AS state, age_shape AS shape, age_shape_rate_ratio AS ratio FROM pages`,
+      `SELECT s.importance, p.changes_per_day AS changes, s.crawls_per_day AS rate, p.estimator_state AS state, p.age_shape AS shape, p.age_shape_rate_ratio AS ratio
+       FROM pages p JOIN page_schedule s ON s.page_id = p.id`,
     )
     assert.equal(rows.length, n)
     const total = rows.reduce((s, r) => s + r.rate, 0)
