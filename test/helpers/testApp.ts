@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
@@ -6,8 +9,32 @@ import { buildApp, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_MAX_BATCH_ITEMS, type AppDe
 import { manualClock } from '../../src/domain/clock.ts'
 import { createRandom } from '../../src/math/random.ts'
 import { openDatabase, type Database } from '../../src/store/db.ts'
-import { migrate } from '../../src/store/migrate.ts'
+import { MIGRATIONS_DIR, migrate } from '../../src/store/migrate.ts'
 import { withTransaction } from '../../src/store/transaction.ts'
+
+/**
+ * A test database migrated up to, not including, migration `version` (e.g. '0015'), for a test of that
+ * migration over data stored before it. `applyNext` applies `version` alone and returns what it applied.
+ */
+export async function openDatabaseBefore(version: string, poolSize = 2) {
+  const dir = await mkdtemp(join(tmpdir(), 'recrawl-migrations-'))
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql'))
+  for (const file of files) if (file < version) await copyFile(join(MIGRATIONS_DIR, file), join(dir, file))
+  const db = await openTestDatabase(poolSize, dir)
+  return {
+    db,
+    applyNext: async (): Promise<string[]> => {
+      const file = files.find((f) => f.startsWith(`${version}_`))
+      if (file === undefined) throw new Error(`no migration ${version}`)
+      await copyFile(join(MIGRATIONS_DIR, file), join(dir, file))
+      return migrate(db.pool, { dir })
+    },
+    close: async (): Promise<void> => {
+      await db.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
 
 /**
  * A fresh, migrated database for one test file: a new database on the Postgres named by

@@ -6,9 +6,6 @@
  */
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type pg from 'pg'
 import { ConflictError } from '../../src/domain/errors.ts'
 import { ingestObservations } from '../../src/domain/ingest.ts'
@@ -17,8 +14,8 @@ import { manualClock } from '../../src/domain/clock.ts'
 import { getSettings, patchSettings } from '../../src/domain/settingsService.ts'
 import { DEFAULT_URL_RULES } from '../../src/domain/url.ts'
 import { createRandom } from '../../src/math/random.ts'
-import { MIGRATIONS_DIR, migrate } from '../../src/store/migrate.ts'
-import { T0, iso, openTestDatabase, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { migrate } from '../../src/store/migrate.ts'
+import { T0, iso, openDatabaseBefore, testAppFor, type TestApp } from '../helpers/testApp.ts'
 
 type Page = { id: string; url: string; host: string; crawls: number }
 
@@ -216,18 +213,18 @@ describe('changing the URL rules', () => {
 
 describe('migration 0011: stored names keep the rules they were made under', () => {
   it('a database with pages or host limits keeps every rule off until they are switched on; one without takes the defaults', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'recrawl-migrations-'))
-    for (const file of await readdir(MIGRATIONS_DIR)) {
-      if (file.endsWith('.sql') && file < '0011') await copyFile(join(MIGRATIONS_DIR, file), join(dir, file))
-    }
-    const db = await openTestDatabase(2, dir)
+    const older = await openDatabaseBefore('0011')
+    const { db } = older
     try {
       await migrate(db.pool)
       assert.deepEqual((await getSettings(db)).urls, DEFAULT_URL_RULES, 'no pages: the defaults')
 
       // The same upgrade over a database that holds a page.
       await db.pool.query("DELETE FROM schema_migrations WHERE version = '0011'")
-      await db.pool.query("INSERT INTO pages (url, host) VALUES ('https://example.com./a?b=1&a=2', 'example.com.')")
+      await db.pool.query(
+        `WITH page AS (INSERT INTO pages (url, host) VALUES ('https://example.com./a?b=1&a=2', 'example.com.') RETURNING id, host)
+         INSERT INTO page_schedule (page_id, host) SELECT id, host FROM page`,
+      )
       await migrate(db.pool)
       const { urls } = await getSettings(db)
       assert.ok(
@@ -240,8 +237,7 @@ describe('migration 0011: stored names keep the rules they were made under', () 
       const { rows } = await db.pool.query('SELECT url, host FROM pages')
       assert.deepEqual(rows, [{ url: 'https://example.com/a?a=2&b=1', host: 'example.com' }])
     } finally {
-      await db.close()
-      await rm(dir, { recursive: true, force: true })
+      await older.close()
     }
   })
 })

@@ -5,11 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { MIGRATIONS_DIR, migrate } from '../../src/store/migrate.ts'
-import { openTestDatabase } from '../helpers/testApp.ts'
+import { openDatabaseBefore } from '../helpers/testApp.ts'
 
 interface ScheduleRow {
   url: string
@@ -25,20 +21,14 @@ interface ScheduleRow {
 }
 
 describe('migration 0015: the schedule gets a table of its own', () => {
-  let db: Awaited<ReturnType<typeof openTestDatabase>>
-  let olderDir: string
+  let older: Awaited<ReturnType<typeof openDatabaseBefore>>
+  let db: (typeof older)['db']
 
   before(async () => {
-    olderDir = await mkdtemp(join(tmpdir(), 'recrawl-migrations-'))
-    for (const file of await readdir(MIGRATIONS_DIR)) {
-      if (file.endsWith('.sql') && file < '0015') await copyFile(join(MIGRATIONS_DIR, file), join(olderDir, file))
-    }
-    db = await openTestDatabase(2, olderDir)
+    older = await openDatabaseBefore('0015')
+    db = older.db
   })
-  after(async () => {
-    await db.close()
-    await rm(olderDir, { recursive: true, force: true })
-  })
+  after(() => older.close())
 
   const read = async (): Promise<ScheduleRow[]> =>
     (
@@ -70,9 +60,7 @@ describe('migration 0015: the schedule gets a table of its own', () => {
       [false, false, true],
     )
 
-    const file = (await readdir(MIGRATIONS_DIR)).find((f) => f.startsWith('0015_'))!
-    await copyFile(join(MIGRATIONS_DIR, file), join(olderDir, file))
-    assert.deepEqual(await migrate(db.pool, { dir: olderDir }), ['0015'])
+    assert.deepEqual(await older.applyNext(), ['0015'])
     assert.deepEqual(await read(), before)
     const { rows: columns } = await db.pool.query<{ name: string }>(
       `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'pages' AND column_name IN ('importance', 'next_crawl_at', 'lease_id', 'polite', 'version')`,

@@ -4,33 +4,23 @@
  */
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   currentEstimates,
   decodeEstimatorState,
   readEstimatorState,
 } from '../../src/math/estimators/index.ts'
 import { jumpingHistory, SETTINGS } from '../unit/math/estimatorsHelpers.ts'
-import { MIGRATIONS_DIR, migrate } from '../../src/store/migrate.ts'
-import { openTestDatabase } from '../helpers/testApp.ts'
+import { openDatabaseBefore } from '../helpers/testApp.ts'
 
 describe('migration 0006: jsonb estimator states become bytes', () => {
-  let db: Awaited<ReturnType<typeof openTestDatabase>>
-  let olderDir: string
+  let older: Awaited<ReturnType<typeof openDatabaseBefore>>
+  let db: (typeof older)['db']
 
   before(async () => {
-    olderDir = await mkdtemp(join(tmpdir(), 'recrawl-migrations-'))
-    for (const file of await readdir(MIGRATIONS_DIR)) {
-      if (file.endsWith('.sql') && file < '0006') await copyFile(join(MIGRATIONS_DIR, file), join(olderDir, file))
-    }
-    db = await openTestDatabase(2, olderDir)
+    older = await openDatabaseBefore('0006')
+    db = older.db
   })
-  after(async () => {
-    await db.close()
-    await rm(olderDir, { recursive: true, force: true })
-  })
+  after(() => older.close())
 
   /** A state as jsonb held it before 0006: without the fields that later layouts added (shape fit, block statistics). */
   function asStoredThen(state: ReturnType<typeof jumpingHistory>): Record<string, unknown> {
@@ -52,9 +42,7 @@ describe('migration 0006: jsonb estimator states become bytes', () => {
       ])
     }
     // Exactly 0006: later migrations are not this test's subject.
-    const file = (await readdir(MIGRATIONS_DIR)).find((f) => f.startsWith('0006_'))!
-    await copyFile(join(MIGRATIONS_DIR, file), join(olderDir, file))
-    assert.deepEqual(await migrate(db.pool, { dir: olderDir }), ['0006'])
+    assert.deepEqual(await older.applyNext(), ['0006'])
     const { rows } = await db.pool.query<{ url: string; state: Buffer | null }>(`SELECT url, estimator_state AS state FROM pages ORDER BY id`)
     assert.equal(rows.length, stored.length)
     for (const [i, row] of rows.entries()) {
