@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { parseOptions, UsageError, type OptionsConfig } from './args.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import { createApiKey, isApiKeyId, listKeys, revokeKey, ROLES, type Role } from './domain/apiKeys.ts'
-import { NotFoundError } from './domain/errors.ts'
+import { NotFoundError } from './core/errors.ts'
 import type { Database } from './store/db.ts'
 
 const OPENAPI_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../openapi/openapi.json')

@@ -11,7 +11,7 @@ import {
 } from '../store/apiKeysRepo.ts'
 import type { Database } from '../store/db.ts'
 import { withTransaction } from '../store/transaction.ts'
-import { NotFoundError } from './errors.ts'
+import { NotFoundError } from '../core/errors.ts'
 import type { DomainDeps } from './deps.ts'
 
 export type { Role }

@@ -30,10 +30,10 @@ import { listObservations, recentHistory, type ObservationRow } from '../store/o
 import { getPageById } from '../store/pagesRepo.ts'
 import { readSettingsDocument } from '../store/settingsRepo.ts'
 import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
-import { InvalidInputError, NotFoundError } from './errors.ts'
-import { isoTimestamp, readTimestamp, timestampSchema } from './timestamps.ts'
+import { InvalidInputError, NotFoundError } from '../core/errors.ts'
+import { isoTimestamp, readTimestamp, timestampSchema } from '../core/timestamps.ts'
 import { isPageId } from './pages.ts'
-import { estimatorSettingsOf, settingsFromStored } from './settings.ts'
+import { estimatorSettingsOf, settingsFromStored } from '../core/settings.ts'
 import type { DomainDeps } from './deps.ts'
 
 /** History estimators read at most this many recent observations (bounded cost per request). */

@@ -2,15 +2,15 @@ import { z } from 'zod'
 import { deleteHost, getHost, listHosts, upsertHost, type HostRow } from '../store/hostsRepo.ts'
 import { readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
-import { InvalidInputError, NotFoundError } from './errors.ts'
-import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from './inputLimits.ts'
-import { settingsFromStored } from './settings.ts'
-import { canonicalHostName, type UrlRules } from './url.ts'
+import { InvalidInputError, NotFoundError } from '../core/errors.ts'
+import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from '../core/inputLimits.ts'
+import { settingsFromStored } from '../core/settings.ts'
+import { canonicalHostName, type UrlRules } from '../core/url.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
 /**
- * A host name as pages carry it: the host of a canonical URL under the URL rules (src/domain/url.ts).
+ * A host name as pages carry it: the host of a canonical URL under the URL rules (src/core/url.ts).
  * `path` names the request field in the error.
  */
 export function normalizeHostName(raw: string, rules: UrlRules, path = '/params/host'): string {

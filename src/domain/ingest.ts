@@ -1,23 +1,23 @@
 import { MS_PER_SECOND } from '../math/units.ts'
 import { throttledHosts, writeHostPacing, type HostPacingRow, type HostPacingUpdate } from '../store/hostsRepo.ts'
-import { addHostSignal, emptyHostSignals, nextThrottleDelaySeconds, type FetchError, type HostSignals } from './fetchOutcomes.ts'
-import { hostOfUrl } from './url.ts'
+import { addHostSignal, emptyHostSignals, nextThrottleDelaySeconds, type FetchError, type HostSignals } from '../core/fetchOutcomes.ts'
+import { hostOfUrl } from '../core/url.ts'
 import { crawlKey, insertObservations, reportedHistory, rewriteCrawlOutcomes, storedCrawls, type ObservationInsert } from '../store/observationsRepo.ts'
 import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite, type PageRow } from '../store/pagesRepo.ts'
 import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
-import { checkReport, type CheckedReport, type ObservationReceipt, type ObservationReport, type RejectedItem } from './crawlReports.ts'
+import { checkReport, type CheckedReport, type ObservationReceipt, type ObservationReport, type RejectedItem } from '../core/crawlReports.ts'
 import { handOutBudget, leaseMismatch } from './leases.ts'
-import { applyCrawl, replayHistory, stepContext, type CrawlOutcome, type PageState, type PageStatus, type StepContext } from './pageStep.ts'
+import { applyCrawl, replayHistory, stepContext, type CrawlOutcome, type PageState, type PageStatus, type StepContext } from '../core/pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'
-import { settingsFromStored } from './settings.ts'
-import { parseTimestampMs } from './timestamps.ts'
+import { settingsFromStored } from '../core/settings.ts'
+import { parseTimestampMs } from '../core/timestamps.ts'
 import { assertUrlRulesUnchanged, readUrlRules } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
-export type { ObservationReport } from './crawlReports.ts'
+export type { ObservationReport } from '../core/crawlReports.ts'
 
 export interface IngestResult extends ObservationReceipt {
   /** Intervals among the accepted items that saw a change (for metrics). */
@@ -31,7 +31,7 @@ export interface IngestResult extends ObservationReceipt {
 /**
  * Applies one batch of crawl reports in one transaction (docs/design.md "One observation, end to end"):
  * check each item, register unknown pages, lock the touched pages in id order, feed each page's reports to
- * the page step (src/domain/pageStep.ts) in crawl-time order, append the history, complete leases, and write
+ * the page step (src/core/pageStep.ts) in crawl-time order, append the history, complete leases, and write
  * the pages back in one statement. Returns only after COMMIT, so every accepted item is durable.
  */
 export async function ingestObservations(deps: DomainDeps, items: readonly ObservationReport[]): Promise<IngestResult> {

@@ -17,10 +17,10 @@ import {
 } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { transactionOn, withClient, withTransaction, type Queryable } from '../store/transaction.ts'
-import { ConflictError, UnprocessableError } from './errors.ts'
-import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from './pageStep.ts'
-import { pageBounds } from './schedule.ts'
-import { settingsFromStored, type Settings } from './settings.ts'
+import { ConflictError, UnprocessableError } from '../core/errors.ts'
+import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from '../core/pageStep.ts'
+import { pageBounds } from '../core/crawlTiming.ts'
+import { settingsFromStored, type Settings } from '../core/settings.ts'
 import type { DomainDeps } from './deps.ts'
 
 export const optimizerRunSchema = z

@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { readSettingsDocument } from '../store/settingsRepo.ts'
 import type { DomainDeps } from './deps.ts'
 import { runOptimizer, type OptimizeResult } from './optimize.ts'
-import { settingsFromStored } from './settings.ts'
+import { settingsFromStored } from '../core/settings.ts'
 import { MS_PER_SECOND } from '../math/units.ts'
 
 /** After a failed run (e.g. the database was unreachable), the next try comes this soon at the latest. */

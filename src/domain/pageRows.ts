@@ -1,7 +1,7 @@
 /** Stored page rows and the page step's PageState: one mapping each way. */
 import { decodeEstimatorState, encodeEstimatorState, readEstimatorState } from '../math/estimators/index.ts'
 import type { CrawledPageWrite, PageRow } from '../store/pagesRepo.ts'
-import type { PageState } from './pageStep.ts'
+import type { PageState } from '../core/pageStep.ts'
 
 export function pageStateOf(row: PageRow): PageState {
   return {

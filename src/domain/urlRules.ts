@@ -1,9 +1,9 @@
 import { readSettingsDocument } from '../store/settingsRepo.ts'
 import type { Queryable } from '../store/transaction.ts'
 import { lockHostNames, pagesWithUrls, pageUrlsAfter, renameHosts, renamePages } from '../store/urlsRepo.ts'
-import { ConflictError, UnprocessableError } from './errors.ts'
-import { settingsFromStored } from './settings.ts'
-import { canonicalHostName, canonicalUrl, type UrlRules } from './url.ts'
+import { ConflictError, UnprocessableError } from '../core/errors.ts'
+import { settingsFromStored } from '../core/settings.ts'
+import { canonicalHostName, canonicalUrl, type UrlRules } from '../core/url.ts'
 
 /**
  * The URL rules in force (settings `urls`, docs/api.md "Conventions"). Every stored page URL and host limit

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { fieldProblemSchema } from '../domain/errors.ts'
-import { observationReportSchema } from '../domain/crawlReports.ts'
+import { fieldProblemSchema } from '../core/errors.ts'
+import { observationReportSchema } from '../core/crawlReports.ts'
 import { pageRegistrationSchema } from '../domain/pages.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { findTextProblems } from '../domain/text.ts'
+import { findTextProblems } from '../core/text.ts'
 import { HttpProblem, problem } from './problems.ts'
 
 declare module 'fastify' {

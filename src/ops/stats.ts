@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.ts'
 import { HOURS_PER_DAY, MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND, SECONDS_PER_HOUR, SECONDS_PER_MINUTE } from '../math/units.ts'
-import { settingsFromStored } from '../domain/settings.ts'
+import { settingsFromStored } from '../core/settings.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
 import {

@@ -2,15 +2,15 @@
  * Crawl policies compared at the same budget R (docs/math.md section 4): fixed-rate baselines, Nutch's
  * AdaptiveFetchSchedule, two oracles (the Azar et al. rates for Poisson changes at the true change rates,
  * and the distribution-aware rates for each page's true age law), and recrawl's own loop, which runs the
- * production page step (src/domain/pageStep.ts) and optimiser unchanged.
+ * production page step (src/core/pageStep.ts) and optimiser unchanged.
  */
 import { renewalParameters, type EstimatorName } from '../math/estimators/index.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
-import { applyCrawl, newPageState, rateMoved, registrationDueAtMs, retimePage, stepContext, type PageState } from '../domain/pageStep.ts'
-import { pageBounds } from '../domain/schedule.ts'
-import { DEFAULT_SETTINGS, type Settings } from '../domain/settings.ts'
+import { applyCrawl, newPageState, rateMoved, registrationDueAtMs, retimePage, stepContext, type PageState } from '../core/pageStep.ts'
+import { pageBounds } from '../core/crawlTiming.ts'
+import { DEFAULT_SETTINGS, type Settings } from '../core/settings.ts'
 import type { CrawlOutcome, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
@@ -124,7 +124,7 @@ interface RecrawlLoopOptions {
    */
   knownChangesPerDay?: Float64Array
   /**
-   * Diagnostic: false turns off the early crawls of src/domain/schedule.ts (exploration of pages
+   * Diagnostic: false turns off the early crawls of src/core/crawlTiming.ts (exploration of pages
    * crawled once, probes of pages whose every interval changed), to measure what they buy.
    */
   earlyCrawls?: boolean
@@ -151,7 +151,7 @@ const SIM_HOST = 'sim.example'
 
 /**
  * recrawl's loop as the service runs it: each page is a PageState, and the production page step
- * (src/domain/pageStep.ts) decides everything about it:
+ * (src/core/pageStep.ts) decides everything about it:
  * - each crawl is reported to `applyCrawl` (change flag and Last-Modified as a crawler would report them;
  *   the first crawl is the baseline), which steps the estimators, takes the scheduling estimate, derives
  *   the rate from the stored λ and sets the due time (with exploration, probes and paybacks);

@@ -1,6 +1,6 @@
 /**
  * The instants the store writes: 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z, which JavaScript
- * dates, Postgres and every client can hold (the API accepts the same range, src/domain/timestamps.ts).
+ * dates, Postgres and every client can hold (the API accepts the same range, src/core/timestamps.ts).
  */
 export const STORABLE_MIN_MS = 0
 export const STORABLE_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)

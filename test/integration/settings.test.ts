@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { DEFAULT_SETTINGS } from '../../src/domain/settings.ts'
+import { DEFAULT_SETTINGS } from '../../src/core/settings.ts'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY } from '../../src/math/units.ts'
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { ingestObservations, type IngestResult, type ObservationReport } from '../../domain/ingest.ts'
 import type { AppContext } from '../context.ts'
 import { batchLimit } from '../batchLimit.ts'
-import { observationReceiptSchema } from '../../domain/crawlReports.ts'
+import { observationReceiptSchema } from '../../core/crawlReports.ts'
 import { json, problems } from '../responses.ts'
 import { postObservationsBodySchema } from '../schemas.ts'
 

@@ -18,8 +18,8 @@ import {
   type LeaseGrant,
 } from '../../domain/leases.ts'
 import { optimizerRunSchema, runOptimizer, type OptimizeResult } from '../../domain/optimize.ts'
-import { InvalidInputError } from '../../domain/errors.ts'
-import { readTimestamp } from '../../domain/timestamps.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { readTimestamp } from '../../core/timestamps.ts'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import { json, problems } from '../responses.ts'

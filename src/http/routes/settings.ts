@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { getSettings, patchSettings } from '../../domain/settingsService.ts'
-import { settingsPatchSchema, settingsSchema } from '../../domain/settings.ts'
+import { settingsPatchSchema, settingsSchema } from '../../core/settings.ts'
 import type { AppContext } from '../context.ts'
 import { z } from 'zod'
-import { InvalidInputError } from '../../domain/errors.ts'
-import { readTimestamp, timestampSchema } from '../../domain/timestamps.ts'
+import { InvalidInputError } from '../../core/errors.ts'
+import { readTimestamp, timestampSchema } from '../../core/timestamps.ts'
 import { json, problems } from '../responses.ts'
 
 const clockSchema = z.object({ now: timestampSchema }).meta({ id: 'Clock', description: 'The simulated time.' })

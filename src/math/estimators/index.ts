@@ -185,7 +185,7 @@ export function currentEstimates(state: EstimatorState, settings: EstimatorSetti
 }
 
 /**
- * The history the scheduling estimator rests on, for the early crawls of src/domain/schedule.ts:
+ * The history the scheduling estimator rests on, for the early crawls of src/core/crawlTiming.ts:
  * intervals, changes and the shortest changed interval (its histogram bucket's mean, within a
  * factor 1.34; null before one). mleAdaptive rests on its current segment, every other estimator on
  * the whole history.

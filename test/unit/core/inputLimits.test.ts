@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { isoTimestamp, MAX_TIMESTAMP_MS, readTimestamp } from '../../../src/domain/timestamps.ts'
-import { findTextProblems, textProblem } from '../../../src/domain/text.ts'
-import { DEFAULT_SETTINGS, settingsFromStored } from '../../../src/domain/settings.ts'
+import { isoTimestamp, MAX_TIMESTAMP_MS, readTimestamp } from '../../../src/core/timestamps.ts'
+import { findTextProblems, textProblem } from '../../../src/core/text.ts'
+import { DEFAULT_SETTINGS, settingsFromStored } from '../../../src/core/settings.ts'
 
 describe('readTimestamp', () => {
   it('accepts exactly 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z, offsets applied', () => {

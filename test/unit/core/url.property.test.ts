@@ -1,12 +1,12 @@
 /**
- * Properties of canonical URLs (src/domain/url.ts) over generated URLs and rule sets: idempotence
+ * Properties of canonical URLs (src/core/url.ts) over generated URLs and rule sets: idempotence
  * (canonical(canonical(u)) = canonical(u)), what each switched-on rule guarantees of the result, and
  * that the default rules lose nothing but the fragment and tracking parameters.
  */
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { canonicalHostName, canonicalUrl, DEFAULT_URL_RULES, type UrlRules } from '../../../src/domain/url.ts'
+import { canonicalHostName, canonicalUrl, DEFAULT_URL_RULES, type UrlRules } from '../../../src/core/url.ts'
 
 const RUNS = Number(process.env.URL_PROPERTY_RUNS ?? 2000)
 

@@ -1,5 +1,5 @@
 /**
- * Canonical page URLs (src/domain/url.ts): what the parser fixes, what each rule does when on and
+ * Canonical page URLs (src/core/url.ts): what the parser fixes, what each rule does when on and
  * leaves alone when off, and the inputs that cannot name a page.
  */
 import { describe, it } from 'node:test'
@@ -11,7 +11,7 @@ import {
   MAX_URL_LENGTH,
   urlRulesSchema,
   type UrlRules,
-} from '../../../src/domain/url.ts'
+} from '../../../src/core/url.ts'
 
 /** Every rule off: only what the WHATWG parser does, and the fragment dropped. */
 const NONE: UrlRules = {

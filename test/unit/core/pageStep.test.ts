@@ -6,8 +6,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom } from '../../../src/math/random.ts'
 import { MS_PER_DAY, MS_PER_MINUTE, MS_PER_SECOND } from '../../../src/math/units.ts'
-import { applyCrawl, newPageState, releasedDueAtMs, retimePage, stepContext, type CrawlReport, type PageState } from '../../../src/domain/pageStep.ts'
-import { DEFAULT_SETTINGS, type Settings } from '../../../src/domain/settings.ts'
+import { applyCrawl, newPageState, releasedDueAtMs, retimePage, stepContext, type CrawlReport, type PageState } from '../../../src/core/pageStep.ts'
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/core/settings.ts'
 
 const T0 = Date.UTC(2026, 10, 1)
 

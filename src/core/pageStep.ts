@@ -27,7 +27,7 @@ import {
   pageBounds,
   probePaybackDays,
   retimedCrawlAtMs,
-} from './schedule.ts'
+} from './crawlTiming.ts'
 import { estimatorSettingsOf, type Settings } from './settings.ts'
 
 /**
@@ -222,7 +222,7 @@ const NOISE_INTERVAL_DAYS = 2 * PROBE_MIN_INTERVAL_DAYS
  *   hash-only report still compares with it; a change without a hash forgets it;
  * - otherwise a report without change information after the baseline is rejected.
  * Such a crawl steps the estimators, takes the scheduling estimate, derives the page's rate from the stored λ
- * (docs/math.md 3.1–3.4, O(1)) and sets the next due time from the crawl (src/domain/schedule.ts: the rate's
+ * (docs/math.md 3.1–3.4, O(1)) and sets the next due time from the crawl (src/core/crawlTiming.ts: the rate's
  * period, less what a late crawl lost (at most half a period), exploration of a page crawled once, probes of a
  * page whose every interval changed and their paybacks). The page is active again.
  *
@@ -399,7 +399,7 @@ type Retimed = Pick<PageState, 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs
  * Re-times a page whose rate may have changed between crawls: after a solve, an upsert of its importance or
  * bounds, or a settings change. The due time follows the new rate from the last crawl; an early due time
  * (exploration, probe or payback) set on purpose is kept while it lies within two new periods; a Poisson
- * schedule redraws the rest of the wait (src/domain/schedule.ts, retimedCrawlAtMs).
+ * schedule redraws the rest of the wait (src/core/crawlTiming.ts, retimedCrawlAtMs).
  */
 export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeOptions = {}): Retimed {
   const { settings } = ctx

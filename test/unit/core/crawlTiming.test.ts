@@ -1,5 +1,5 @@
 /**
- * Due times (src/domain/schedule.ts): the rate's schedule, exploration of pages crawled once, probes
+ * Due times (src/core/crawlTiming.ts): the rate's schedule, exploration of pages crawled once, probes
  * of pages whose every interval saw a change, the payback after a probe, and re-timing.
  */
 import { test } from 'node:test'
@@ -12,8 +12,8 @@ import {
   PROBE_MIN_INTERVAL_DAYS,
   retimedCrawlAtMs,
   scheduledCrawlAt,
-} from '../../../src/domain/schedule.ts'
-import { DEFAULT_SETTINGS } from '../../../src/domain/settings.ts'
+} from '../../../src/core/crawlTiming.ts'
+import { DEFAULT_SETTINGS } from '../../../src/core/settings.ts'
 import { createRandom } from '../../../src/math/random.ts'
 import { MS_PER_DAY } from '../../../src/math/units.ts'
 
