@@ -44,7 +44,11 @@ interface GrowthRow {
   pagesRetimedFirst: number
 }
 
-async function measureSize(pages: number, options: { ingestSeconds: number; leaseCalls: number; optimizeRuns: number }, log: (l: string) => void): Promise<GrowthRow> {
+async function measureSize(
+  pages: number,
+  options: { ingestSeconds: number; leaseCalls: number; optimizeRuns: number },
+  log: (l: string) => void,
+): Promise<GrowthRow> {
   let db: BenchDatabase | null = null
   let service: ServiceProcess | null = null
   let http: HttpPool | null = null
@@ -70,15 +74,17 @@ async function measureSize(pages: number, options: { ingestSeconds: number; leas
     service = await startService(db.url)
     http = new HttpPool(service.baseUrl, { connections: 8 })
     // Budget: half a crawl per page per day on average.
-    await http.request({
-      method: 'PATCH',
-      path: '/v1/settings',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ budgetCrawlsPerDay: pages / 2 }),
-    }).then(async (r) => {
-      const text = await r.body.text()
-      if (r.statusCode !== 200) throw new Error(`PATCH /v1/settings → ${r.statusCode}: ${text.slice(0, 300)}`)
-    })
+    await http
+      .request({
+        method: 'PATCH',
+        path: '/v1/settings',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ budgetCrawlsPerDay: pages / 2 }),
+      })
+      .then(async (r) => {
+        const text = await r.body.text()
+        if (r.statusCode !== 200) throw new Error(`PATCH /v1/settings → ${r.statusCode}: ${text.slice(0, 300)}`)
+      })
 
     const optimizeTimes: number[] = []
     const serverTimes: number[] = []
@@ -98,16 +104,19 @@ async function measureSize(pages: number, options: { ingestSeconds: number; leas
     // Leases hand out at most the budget (a fleet-wide allowance, docs/api.md "Schedule"): with pages/2 crawls a
     // day, only the first few of 100 back-to-back leases would get pages. The lease statement is measured with
     // the largest budget, set in the table so that no page is re-timed (a PATCH would re-time every page).
-    await pool.query(`UPDATE settings SET value = value || jsonb_build_object('budgetCrawlsPerDay', 1e9::float8) WHERE id`)
+    await pool.query(
+      `UPDATE settings SET value = value || jsonb_build_object('budgetCrawlsPerDay', 1e9::float8) WHERE id`,
+    )
     await leaseLoop(http, 1, 10, false) // warm-up
     const lease = await leaseLoop(http, 1, options.leaseCalls, false)
-    log(`${pages}: lease p50 ${fmt(lease.p50Ms)} ms, p99 ${fmt(lease.p99Ms)} ms, ${fmt(lease.pagesLeased / lease.calls)} pages per lease`)
+    log(
+      `${pages}: lease p50 ${fmt(lease.p50Ms)} ms, p99 ${fmt(lease.p99Ms)} ms, ${fmt(lease.pagesLeased / lease.calls)} pages per lease`,
+    )
 
     const source = new BatchSource(pages, hosts, Math.min(500, pages))
     await drive(4, 2, Number.MAX_SAFE_INTEGER, serviceSender(http, source)) // warm-up
     const ingest = await drive(8, options.ingestSeconds, Number.MAX_SAFE_INTEGER, serviceSender(http, source))
     log(`${pages}: ingest ${fmt(ingest.observationsPerSecond, 0)} obs/s`)
-
 
     return {
       pages,
@@ -144,7 +153,9 @@ async function main(): Promise<void> {
     return
   }
   console.log(`\n${machine}\n`)
-  console.log('| pages | ingest obs/s (8 clients) | ingest p50 / p99 ms | lease p50 / p99 ms (pages per lease) | optimise first run ms | optimise re-run ms (median) | seed s |')
+  console.log(
+    '| pages | ingest obs/s (8 clients) | ingest p50 / p99 ms | lease p50 / p99 ms (pages per lease) | optimise first run ms | optimise re-run ms (median) | seed s |',
+  )
   console.log('|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     console.log(

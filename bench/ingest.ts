@@ -107,7 +107,8 @@ export class BatchSource {
       index.push(global % this.pages)
       round.push(Math.floor(global / this.pages) + 1)
     }
-    if ((round[round.length - 1]! + 1) * MS_PER_HOUR > 29 * MS_PER_DAY) throw new Error('ran out of crawl-time rounds; use more pages or fewer seconds')
+    if ((round[round.length - 1]! + 1) * MS_PER_HOUR > 29 * MS_PER_DAY)
+      throw new Error('ran out of crawl-time rounds; use more pages or fewer seconds')
     return { index, round }
   }
 
@@ -189,8 +190,12 @@ export function serviceSender(http: HttpPool, source: BatchSource) {
 function templateState(): { stateBytes: Uint8Array; changesPerDay: number | null } {
   const settings = estimatorSettingsOf(DEFAULT_SETTINGS)
   let state = emptyEstimatorState()
-  for (let k = 0; k < 6; k++) state = stepEstimators(state, { intervalDays: 1 / 24, changed: k % 3 === 0, ageDays: null }, settings)
-  return { stateBytes: encodeEstimatorState(state), changesPerDay: estimateOf(state, DEFAULT_SETTINGS.estimator, settings) }
+  for (let k = 0; k < 6; k++)
+    state = stepEstimators(state, { intervalDays: 1 / 24, changed: k % 3 === 0, ageDays: null }, settings)
+  return {
+    stateBytes: encodeEstimatorState(state),
+    changesPerDay: estimateOf(state, DEFAULT_SETTINGS.estimator, settings),
+  }
 }
 
 /**
@@ -213,7 +218,10 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
         batch.index.map((i) => ({ url: pageUrl(i, source.hosts), host: pageHost(i, source.hosts) })),
         now,
       )
-      const rows = await lockPagesByUrl(client, items.map((it) => it.url))
+      const rows = await lockPagesByUrl(
+        client,
+        items.map((it) => it.url),
+      )
       const itemByUrl = new Map(items.map((it) => [it.url, it]))
       const inserts: ObservationInsert[] = []
       const updates: CrawledPageWrite[] = []
@@ -333,14 +341,21 @@ export async function runIngestBenchmark(options: IngestOptions): Promise<Ingest
       for (const row of rows) {
         const s = await drive(row.concurrency, options.seconds, maxBatches, serviceSender(http, source))
         row.service.push(s)
-        log(`run ${run} c=${row.concurrency} service: ${fmt(s.observationsPerSecond, 0)} obs/s, p50 ${fmt(s.p50Ms)} ms, p99 ${fmt(s.p99Ms)} ms`)
+        log(
+          `run ${run} c=${row.concurrency} service: ${fmt(s.observationsPerSecond, 0)} obs/s, p50 ${fmt(s.p50Ms)} ms, p99 ${fmt(s.p99Ms)} ms`,
+        )
         if (options.serviceOnly) continue
         // Same number of database connections as the service has (its pool), one client per loop.
-        const ceilingPool = new pg.Pool({ connectionString: db.url, max: Math.min(row.concurrency, options.servicePoolSize) })
+        const ceilingPool = new pg.Pool({
+          connectionString: db.url,
+          max: Math.min(row.concurrency, options.servicePoolSize),
+        })
         const c = await drive(row.concurrency, options.seconds, maxBatches, ceilingSender(ceilingPool, source))
         await ceilingPool.end()
         row.ceiling.push(c)
-        log(`run ${run} c=${row.concurrency} ceiling: ${fmt(c.observationsPerSecond, 0)} obs/s, p50 ${fmt(c.p50Ms)} ms, p99 ${fmt(c.p99Ms)} ms`)
+        log(
+          `run ${run} c=${row.concurrency} ceiling: ${fmt(c.observationsPerSecond, 0)} obs/s, p50 ${fmt(c.p50Ms)} ms, p99 ${fmt(c.p99Ms)} ms`,
+        )
       }
     }
     return rows
@@ -375,14 +390,21 @@ async function main(): Promise<void> {
   const summary = rows.map((r) => {
     const s = summarize(r.service)
     const c = summarize(r.ceiling)
-    return { concurrency: r.concurrency, service: s, ceiling: c, ratio: c.observationsPerSecond > 0 ? s.observationsPerSecond / c.observationsPerSecond : 0 }
+    return {
+      concurrency: r.concurrency,
+      service: s,
+      ceiling: c,
+      ratio: c.observationsPerSecond > 0 ? s.observationsPerSecond / c.observationsPerSecond : 0,
+    }
   })
   if (hasFlag('--json')) {
     console.log(JSON.stringify({ machine, options: { ...options, log: undefined }, summary, rows }, null, 2))
     return
   }
   console.log(`\n${machine}`)
-  console.log(`${options.pages} pages, ${options.hosts} hosts, batches of ${options.batch}, ${options.seconds} s per measurement, medians of ${options.runs} runs, service pool ${options.servicePoolSize}\n`)
+  console.log(
+    `${options.pages} pages, ${options.hosts} hosts, batches of ${options.batch}, ${options.seconds} s per measurement, medians of ${options.runs} runs, service pool ${options.servicePoolSize}\n`,
+  )
   console.log('| clients | service obs/s | p50 ms | p99 ms | ceiling obs/s | p50 ms | p99 ms | service / ceiling |')
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of summary) {
@@ -392,7 +414,8 @@ async function main(): Promise<void> {
     )
   }
   const off = summary.reduce((a, r) => a + r.service.notAccepted + r.ceiling.notAccepted, 0)
-  if (off > 0) console.log(`\nnote: ${off} items were not accepted as new in-order crawls (late, duplicate or rejected)`)
+  if (off > 0)
+    console.log(`\nnote: ${off} items were not accepted as new in-order crawls (late, duplicate or rejected)`)
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

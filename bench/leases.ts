@@ -43,7 +43,12 @@ interface LeaseResponse {
 }
 
 async function post<T>(http: HttpPool, path: string, body: unknown): Promise<T> {
-  const res = await http.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await http.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   const text = await res.body.text()
   if (res.statusCode !== 200) throw new Error(`POST ${path} → ${res.statusCode}: ${text.slice(0, 500)}`)
   return JSON.parse(text) as T
@@ -64,7 +69,12 @@ export interface LeaseMeasurement {
 }
 
 /** `workers` loops of lease (+ optional completion); latency of the lease call only. */
-export async function leaseLoop(http: HttpPool, workers: number, callsPerWorker: number, complete: boolean): Promise<LeaseMeasurement> {
+export async function leaseLoop(
+  http: HttpPool,
+  workers: number,
+  callsPerWorker: number,
+  complete: boolean,
+): Promise<LeaseMeasurement> {
   const latencies: number[] = []
   const reportLatencies: number[] = []
   let pagesLeased = 0
@@ -73,13 +83,23 @@ export async function leaseLoop(http: HttpPool, workers: number, callsPerWorker:
   const worker = async (w: number) => {
     for (let i = 0; i < callsPerWorker; i++) {
       const s = performance.now()
-      const grant = await post<LeaseResponse>(http, '/v1/leases', { worker: `bench-${w}`, limit: 100, leaseSeconds: 600 })
+      const grant = await post<LeaseResponse>(http, '/v1/leases', {
+        worker: `bench-${w}`,
+        limit: 100,
+        leaseSeconds: 600,
+      })
       latencies.push(performance.now() - s)
       pagesLeased += grant.pages.length
       if (complete && grant.pages.length > 0) {
         const r = performance.now()
         await post(http, '/v1/observations', {
-          observations: grant.pages.map((p) => ({ url: p.url, crawledAt, httpStatus: 200, contentHash: 'v1', leaseId: grant.leaseId })),
+          observations: grant.pages.map((p) => ({
+            url: p.url,
+            crawledAt,
+            httpStatus: 200,
+            contentHash: 'v1',
+            leaseId: grant.leaseId,
+          })),
         })
         reportLatencies.push(performance.now() - r)
       }
@@ -167,9 +187,10 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     // the largest allowed and never the limit. (The default, 10,000 crawls/day, would allow a lease of 100
     // pages about every 14 minutes.)
     const budgetCrawlsPerDay = 1e9
-    await pool.query(`UPDATE settings SET value = value || jsonb_build_object('reoptimizeSeconds', 86400, 'budgetCrawlsPerDay', $1::float8) WHERE id`, [
-      budgetCrawlsPerDay,
-    ])
+    await pool.query(
+      `UPDATE settings SET value = value || jsonb_build_object('reoptimizeSeconds', 86400, 'budgetCrawlsPerDay', $1::float8) WHERE id`,
+      [budgetCrawlsPerDay],
+    )
     const seedSeconds = (performance.now() - seedStart) / 1000
     service = await startService(db.url)
     http = new HttpPool(service.baseUrl, { connections: Math.max(8, ...options.workers) })
@@ -178,7 +199,11 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     await pool.query('VACUUM ANALYZE pages, page_schedule')
     log(`first optimiser run done ${fmt(optimizerSeconds)} s after the service was ready; vacuumed`)
     await leaseLoop(http, 1, 20, false) // warm-up
-    const result: LeaseResult = { sequential: [], concurrent: options.workers.map((w) => ({ workers: w, runs: [] })), seedSeconds }
+    const result: LeaseResult = {
+      sequential: [],
+      concurrent: options.workers.map((w) => ({ workers: w, runs: [] })),
+      seedSeconds,
+    }
     for (let run = 1; run <= options.runs; run++) {
       const s = await leaseLoop(http, 1, options.calls, false)
       result.sequential.push(s)
@@ -186,7 +211,9 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
       for (const c of result.concurrent) {
         const m = await leaseLoop(http, c.workers, options.workerCalls, true)
         c.runs.push(m)
-        log(`run ${run} ${c.workers} workers: p50 ${fmt(m.p50Ms)} ms, p99 ${fmt(m.p99Ms)} ms, ${fmt(m.leasesPerSecond)} leases/s`)
+        log(
+          `run ${run} ${c.workers} workers: p50 ${fmt(m.p50Ms)} ms, p99 ${fmt(m.p99Ms)} ms, ${fmt(m.leasesPerSecond)} leases/s`,
+        )
       }
     }
     return result
@@ -202,7 +229,12 @@ export function summarizeLeases(ms: LeaseMeasurement[]) {
     leasesPerSecond: median(ms.map((m) => m.leasesPerSecond)),
     reportP50Ms: median(ms.map((m) => m.reportP50Ms)),
     reportP99Ms: median(ms.map((m) => m.reportP99Ms)),
-    pagesPerLease: ms.reduce((a, m) => a + m.pagesLeased, 0) / Math.max(1, ms.reduce((a, m) => a + m.calls, 0)),
+    pagesPerLease:
+      ms.reduce((a, m) => a + m.pagesLeased, 0) /
+      Math.max(
+        1,
+        ms.reduce((a, m) => a + m.calls, 0),
+      ),
   }
 }
 
@@ -239,7 +271,9 @@ async function main(): Promise<void> {
   console.log('|---|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     const report = r.reportP50Ms > 0 ? `${fmt(r.reportP50Ms)} | ${fmt(r.reportP99Ms)}` : '– | –'
-    console.log(`| ${r.label} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${report} | ${fmt(r.leasesPerSecond)} | ${fmt(r.pagesPerLease)} |`)
+    console.log(
+      `| ${r.label} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${report} | ${fmt(r.leasesPerSecond)} | ${fmt(r.pagesPerLease)} |`,
+    )
   }
 }
 

@@ -62,8 +62,17 @@ function makeProblem(pages: number, withHosts: boolean): Omit<RateProblem, 'obje
     sumDelta += delta
   }
   const shapeRandom = createRandom(7 + pages)
-  const ageShape = Float64Array.from({ length: pages }, () => (shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100))))
-  const base = { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, ageShape, budgetCrawlsPerDay: 0.3 * sumDelta }
+  const ageShape = Float64Array.from({ length: pages }, () =>
+    shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100)),
+  )
+  const base = {
+    changesPerDay,
+    importance,
+    minCrawlsPerDay,
+    maxCrawlsPerDay,
+    ageShape,
+    budgetCrawlsPerDay: 0.3 * sumDelta,
+  }
   if (!withHosts) return base
   const hostCount = Math.max(1, Math.floor(pages / 50))
   const hostIndex = new Int32Array(pages)
@@ -78,7 +87,8 @@ function makeProblem(pages: number, withHosts: boolean): Omit<RateProblem, 'obje
   }
   const hostMaxCrawlsPerDay = new Float64Array(hostCount)
   for (let h = 0; h < hostCount; h++) {
-    hostMaxCrawlsPerDay[h] = random.next() < 0.3 ? Math.max(hostLower[h]!, 0.5 * hostDelta[h]!) : Number.POSITIVE_INFINITY
+    hostMaxCrawlsPerDay[h] =
+      random.next() < 0.3 ? Math.max(hostLower[h]!, 0.5 * hostDelta[h]!) : Number.POSITIVE_INFINITY
   }
   return { ...base, hostIndex, hostMaxCrawlsPerDay }
 }
@@ -145,11 +155,22 @@ function main(): void {
 
   const script = fileURLToPath(import.meta.url)
   const rows: ResultRow[] = []
-  process.stdout.write('| pages | hosts | objective | median ms (runs) | median CPU ms | heap used MiB | array buffers MiB | RSS MiB | peak RSS MiB | Σρ/R − 1 |\n')
+  process.stdout.write(
+    '| pages | hosts | objective | median ms (runs) | median CPU ms | heap used MiB | array buffers MiB | RSS MiB | peak RSS MiB | Σρ/R − 1 |\n',
+  )
   process.stdout.write('|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n')
   for (const pages of sizes) {
     for (const withHosts of [false, true]) {
-      const args = [...process.execArgv, script, '--child', String(pages), '--runs', String(runs), '--objectives', objectives.join(',')]
+      const args = [
+        ...process.execArgv,
+        script,
+        '--child',
+        String(pages),
+        '--runs',
+        String(runs),
+        '--objectives',
+        objectives.join(','),
+      ]
       if (withHosts) args.push('--hosts')
       const child = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 16 * MIB })
       if (child.status !== 0) {

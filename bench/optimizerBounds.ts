@@ -17,7 +17,16 @@ import { runOptimizer } from '../src/domain/optimize.ts'
 import { manualClock } from '../src/domain/clock.ts'
 import { createRandom } from '../src/math/random.ts'
 import { readOptimizerChunk } from '../src/store/optimizerRepo.ts'
-import { argNumber, cleanupOnSignal, createBenchDatabase, fmt, hasFlag, machineDescription, median, type BenchDatabase } from './support.ts'
+import {
+  argNumber,
+  cleanupOnSignal,
+  createBenchDatabase,
+  fmt,
+  hasFlag,
+  machineDescription,
+  median,
+  type BenchDatabase,
+} from './support.ts'
 import { seedPages } from './ingest.ts'
 
 async function timeMs(work: () => Promise<unknown>): Promise<number> {
@@ -44,9 +53,11 @@ async function main(): Promise<void> {
     await seedPages(pool, { pages, hosts, baseline: true })
     await pool.query(`UPDATE pages SET changes_per_day = power(10, -2 + 3 * ((id * 7907) % 10007) / 10007.0)`)
     await pool.query(`UPDATE page_schedule SET importance = 1 + (page_id % 7)`)
-    await pool.query(`UPDATE settings SET value = jsonb_set(value, '{budgetCrawlsPerDay}', to_jsonb($1::float8))`, [pages / 2]).catch(async () => {
-      throw new Error('could not set the budget: the settings table changed, update this benchmark')
-    })
+    await pool
+      .query(`UPDATE settings SET value = jsonb_set(value, '{budgetCrawlsPerDay}', to_jsonb($1::float8))`, [pages / 2])
+      .catch(async () => {
+        throw new Error('could not set the budget: the settings table changed, update this benchmark')
+      })
     await pool.query('VACUUM ANALYZE pages, page_schedule')
     const deps = { pool, clock: manualClock(Date.now()), random: createRandom(1) }
 
@@ -78,25 +89,44 @@ async function main(): Promise<void> {
     const sinceXid = BigInt(rows[0]!.xid) & 0xffffffffn
     const scanMs: number[] = []
     for (let i = 0; i < runs; i++) {
-      scanMs.push(await timeMs(() => pool!.query('SELECT count(*) FROM page_schedule WHERE xmin::text::bigint >= $1', [sinceXid.toString()])))
+      scanMs.push(
+        await timeMs(() =>
+          pool!.query('SELECT count(*) FROM page_schedule WHERE xmin::text::bigint >= $1', [sinceXid.toString()]),
+        ),
+      )
     }
     const updateMs: number[] = []
     for (let i = 0; i < runs; i++) {
       updateMs.push(
         await timeMs(() =>
-          pool!.query(`UPDATE page_schedule SET crawls_per_day = coalesce(crawls_per_day, 1) * 1.001, next_crawl_at = next_crawl_at + interval '1 second', version = version + 1`),
+          pool!.query(
+            `UPDATE page_schedule SET crawls_per_day = coalesce(crawls_per_day, 1) * 1.001, next_crawl_at = next_crawl_at + interval '1 second', version = version + 1`,
+          ),
         ),
       )
     }
 
-    console.log(`# optimiser bounds, ${pages} pages, ${new Date().toISOString().slice(0, 10)}, ${await machineDescription()}`)
+    console.log(
+      `# optimiser bounds, ${pages} pages, ${new Date().toISOString().slice(0, 10)}, ${await machineDescription()}`,
+    )
     console.log('| step | ms (runs) | median ms |')
     console.log('|---|---:|---:|')
     console.log(`| runOptimizer, first run (re-times ${retimed[0]} pages) | ${fmt(runMs[0]!, 0)} | – |`)
-    console.log(`| runOptimizer, re-runs${vacuum ? ' after VACUUM' : ''} (re-time ${retimed.slice(1).join(', ')}) | ${runMs.slice(1).map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(runMs.slice(1)), 0)} |`)
-    console.log(`| read every page as the optimiser does (chunks of 20,000) | ${readMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(readMs), 0)} |`)
-    console.log(`| sequential scan for pages written since a transaction id | ${scanMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(scanMs), 0)} |`)
-    console.log(`| one UPDATE moving every page's rate and due time | ${updateMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(updateMs), 0)} |`)
+    console.log(
+      `| runOptimizer, re-runs${vacuum ? ' after VACUUM' : ''} (re-time ${retimed.slice(1).join(', ')}) | ${runMs
+        .slice(1)
+        .map((t) => fmt(t, 0))
+        .join(', ')} | ${fmt(median(runMs.slice(1)), 0)} |`,
+    )
+    console.log(
+      `| read every page as the optimiser does (chunks of 20,000) | ${readMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(readMs), 0)} |`,
+    )
+    console.log(
+      `| sequential scan for pages written since a transaction id | ${scanMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(scanMs), 0)} |`,
+    )
+    console.log(
+      `| one UPDATE moving every page's rate and due time | ${updateMs.map((t) => fmt(t, 0)).join(', ')} | ${fmt(median(updateMs), 0)} |`,
+    )
   } finally {
     await cleanup()
   }

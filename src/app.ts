@@ -8,7 +8,13 @@ import type pg from 'pg'
 import type { Clock } from './domain/clock.ts'
 import type { Random } from './math/random.ts'
 import { installAuth } from './http/auth.ts'
-import { clientErrorHandler, frameworkErrorHandler, HttpProblem, installProblemHandlers, problem } from './http/problems.ts'
+import {
+  clientErrorHandler,
+  frameworkErrorHandler,
+  HttpProblem,
+  installProblemHandlers,
+  problem,
+} from './http/problems.ts'
 import { dropEmptyQueryValues } from './http/query.ts'
 import { acceptJsonMediaTypes } from './http/json.ts'
 import { refuseUnstorableText } from './http/text.ts'
@@ -111,15 +117,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         return auth ? `key:${hashApiKey(auth)}` : `ip:${request.ip}`
       },
       errorResponseBuilder: (_request, context) =>
-        new HttpProblem(problem(429, `rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / MS_PER_SECOND)} s`), {
-          'Retry-After': String(Math.ceil(context.ttl / MS_PER_SECOND)),
-        }),
+        new HttpProblem(
+          problem(
+            429,
+            `rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / MS_PER_SECOND)} s`,
+          ),
+          {
+            'Retry-After': String(Math.ceil(context.ttl / MS_PER_SECOND)),
+          },
+        ),
     })
   }
 
-  await installAuth(app, { pool: deps.pool, loopbackOnly: deps.loopbackOnly, cacheMs: deps.authCacheMs ?? DEFAULT_AUTH_CACHE_MS, keyChanges: deps.keyChanges })
+  await installAuth(app, {
+    pool: deps.pool,
+    loopbackOnly: deps.loopbackOnly,
+    cacheMs: deps.authCacheMs ?? DEFAULT_AUTH_CACHE_MS,
+    keyChanges: deps.keyChanges,
+  })
 
-  const ops = installOps(app, { pool: deps.pool, clock: deps.clock, logger: deps.logger, statsCacheMs: deps.statsCacheMs })
+  const ops = installOps(app, {
+    pool: deps.pool,
+    clock: deps.clock,
+    logger: deps.logger,
+    statsCacheMs: deps.statsCacheMs,
+  })
 
   const ctx = { pool: deps.pool, clock: deps.clock, random: deps.random, maxBatchItems: deps.maxBatchItems }
   await app.register(healthRoutes, { pool: deps.pool, databaseKind: deps.databaseKind })
@@ -127,9 +149,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(observationsRoutes, { ...ctx, onIngested: ops.metrics.onIngested })
   await app.register(settingsRoutes, ctx)
   if (deps.clock.advanceTo) await app.register(clockRoutes, ctx)
-  await app.register(scheduleRoutes, { ...ctx, logger: deps.logger, onLease: ops.metrics.onLease, onOptimized: ops.metrics.onOptimized })
+  await app.register(scheduleRoutes, {
+    ...ctx,
+    logger: deps.logger,
+    onLease: ops.metrics.onLease,
+    onOptimized: ops.metrics.onOptimized,
+  })
   await app.register(opsRoutes, ops)
   await app.ready()
   return app
 }
-

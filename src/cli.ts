@@ -16,7 +16,9 @@ import type { Database } from './store/db.ts'
 
 const OPENAPI_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../openapi/openapi.json')
 /** The typed client's generated types: regenerated only from a source checkout (not from dist/). */
-const CLIENT_SCHEMA_PATH = fileURLToPath(import.meta.url).endsWith('.ts') ? resolve(dirname(fileURLToPath(import.meta.url)), 'client/schema.ts') : null
+const CLIENT_SCHEMA_PATH = fileURLToPath(import.meta.url).endsWith('.ts')
+  ? resolve(dirname(fileURLToPath(import.meta.url)), 'client/schema.ts')
+  : null
 const PACKAGE_JSON = new URL('../package.json', import.meta.url)
 
 /** How the operator ran us, for the commands we suggest. */
@@ -81,7 +83,11 @@ options:
     prepare(values) {
       const role = values.role
       if (typeof role !== 'string' || !ROLES.includes(role as Role)) {
-        throw new UsageError(role === undefined ? 'missing --role (crawler, reader or admin)' : `unknown role '${role}': use crawler, reader or admin`)
+        throw new UsageError(
+          role === undefined
+            ? 'missing --role (crawler, reader or admin)'
+            : `unknown role '${role}': use crawler, reader or admin`,
+        )
       }
       const name = typeof values.name === 'string' ? values.name.trim() : ''
       if (name === '') throw new UsageError('missing --name (a label for the key)')
@@ -154,7 +160,9 @@ options:
     options: { check: { type: 'boolean' } },
     prepare: (values) => async () => {
       const { generateOpenApiJson } = await import('./http/openapi.ts')
-      const outputs: { path: string; content: string }[] = [{ path: OPENAPI_PATH, content: await generateOpenApiJson() }]
+      const outputs: { path: string; content: string }[] = [
+        { path: OPENAPI_PATH, content: await generateOpenApiJson() },
+      ]
       if (CLIENT_SCHEMA_PATH) {
         const { generateClientSchema } = await import('./client/generate.ts')
         outputs.push({ path: CLIENT_SCHEMA_PATH, content: await generateClientSchema() })
@@ -211,7 +219,10 @@ function loadCommandConfig(service: boolean): Config {
 
 async function withDatabase(work: (db: Database, appliedMigrations: string[]) => Promise<number>): Promise<number> {
   const config = loadCommandConfig(false)
-  const [{ createLogger }, { openMigratedDatabase }] = await Promise.all([import('./ops/logger.ts'), import('./store/open.ts')])
+  const [{ createLogger }, { openMigratedDatabase }] = await Promise.all([
+    import('./ops/logger.ts'),
+    import('./store/open.ts'),
+  ])
   const logger = createLogger(config)
   const applied: string[] = []
   let db: Database
@@ -259,7 +270,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (name === 'simulate') return runSimulate(rest)
   const command = COMMANDS[name]
-  if (!command) return usageFailure(name.startsWith('-') ? `unknown option ${name}` : `unknown command '${name}'`, usage())
+  if (!command)
+    return usageFailure(name.startsWith('-') ? `unknown option ${name}` : `unknown command '${name}'`, usage())
 
   let work: () => Promise<number>
   try {

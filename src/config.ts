@@ -32,7 +32,9 @@ const configSchema = z.object({
     .min(0)
     .max(MS_PER_DAY)
     .default(DEFAULT_DATABASE_TIMEOUTS.statementMs)
-    .describe('Postgres statement_timeout; the client also stops waiting for an answer after it plus the connect timeout. 0 = none.'),
+    .describe(
+      'Postgres statement_timeout; the client also stops waiting for an answer after it plus the connect timeout. 0 = none.',
+    ),
   DATABASE_LOCK_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -46,7 +48,9 @@ const configSchema = z.object({
     .min(0)
     .max(MS_PER_DAY)
     .default(DEFAULT_DATABASE_TIMEOUTS.idleInTransactionMs)
-    .describe('Postgres idle_in_transaction_session_timeout: a session idle inside a transaction this long is ended. 0 = none.'),
+    .describe(
+      'Postgres idle_in_transaction_session_timeout: a session idle inside a transaction this long is ended. 0 = none.',
+    ),
   DATABASE_START_WAIT_SECONDS: z.coerce
     .number()
     .min(0)
@@ -65,7 +69,9 @@ const configSchema = z.object({
     .min(1_000)
     .max(MS_PER_HOUR)
     .default(DEFAULT_HTTP_TIMEOUTS.requestMs)
-    .describe('A request (headers and body) must arrive completely within this; else 408 and the connection is closed.'),
+    .describe(
+      'A request (headers and body) must arrive completely within this; else 408 and the connection is closed.',
+    ),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -125,9 +131,7 @@ export class ConfigError extends Error {
 
 /** Parses the environment; lists every problem at once instead of failing on the first. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const cleaned = Object.fromEntries(
-    CONFIG_VARIABLES.map((k) => [k, env[k] === '' ? undefined : env[k]]),
-  )
+  const cleaned = Object.fromEntries(CONFIG_VARIABLES.map((k) => [k, env[k] === '' ? undefined : env[k]]))
   const parsed = configSchema.safeParse(cleaned)
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))

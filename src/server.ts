@@ -27,9 +27,13 @@ export async function startServer(config: Config): Promise<void> {
   })
   if (keys === 0) {
     if (loopbackOnly) {
-      logger.warn(`no API keys exist: requests without a key are accepted because the service listens on loopback (${config.host}) only; create keys with \`npm run cli -- create-key --role admin --name <name>\``)
+      logger.warn(
+        `no API keys exist: requests without a key are accepted because the service listens on loopback (${config.host}) only; create keys with \`npm run cli -- create-key --role admin --name <name>\``,
+      )
     } else {
-      logger.warn(`no API keys exist and HOST=${config.host} is not loopback: every API request will be refused with 401 until a key is created (\`npm run cli -- create-key\`)`)
+      logger.warn(
+        `no API keys exist and HOST=${config.host} is not loopback: every API request will be refused with 401 until a key is created (\`npm run cli -- create-key\`)`,
+      )
     }
   } else {
     logger.info({ keys }, 'API keys required (Authorization: Bearer <key>)')
@@ -38,7 +42,8 @@ export async function startServer(config: Config): Promise<void> {
   const random = createRandom(Date.now() >>> 0)
   // Simulated time starts at the epoch: pages registered before the first report are due at once.
   const clock: Clock = config.simulatedClock ? simulatedClock(0) : systemClock
-  if (config.simulatedClock) logger.warn('SIMULATED_CLOCK=true: scheduling time follows reported crawl times and PUT /v1/clock (testing only)')
+  if (config.simulatedClock)
+    logger.warn('SIMULATED_CLOCK=true: scheduling time follows reported crawl times and PUT /v1/clock (testing only)')
   const app = await buildApp({
     pool: db.pool,
     databaseKind: db.kind,
@@ -60,8 +65,14 @@ export async function startServer(config: Config): Promise<void> {
     throw err
   })
 
-  const optimizerLoop = startOptimizerLoop({ pool: db.pool, clock, random, logger }, { onOptimized: app.metrics.onOptimized })
-  const statsSampler = startStatsSampler(app.stats, { intervalMs: config.simulatedClock ? SIMULATED_STATS_SAMPLE_MS : STATS_SAMPLE_MS, logger })
+  const optimizerLoop = startOptimizerLoop(
+    { pool: db.pool, clock, random, logger },
+    { onOptimized: app.metrics.onOptimized },
+  )
+  const statsSampler = startStatsSampler(app.stats, {
+    intervalMs: config.simulatedClock ? SIMULATED_STATS_SAMPLE_MS : STATS_SAMPLE_MS,
+    logger,
+  })
 
   const shutdown = async () => {
     await optimizerLoop.stop()
@@ -69,11 +80,14 @@ export async function startServer(config: Config): Promise<void> {
     await app.close()
     await db.close()
   }
-  const signals = closeWithGrace({ delay: config.shutdownGraceSeconds * MS_PER_SECOND, logger }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'closing after an error')
-    else logger.info({ signal }, 'closing')
-    await shutdown()
-  })
+  const signals = closeWithGrace(
+    { delay: config.shutdownGraceSeconds * MS_PER_SECOND, logger },
+    async ({ signal, err }) => {
+      if (err) logger.error({ err }, 'closing after an error')
+      else logger.info({ signal }, 'closing')
+      await shutdown()
+    },
+  )
 
   try {
     await app.listen({ host: config.host, port: config.port })

@@ -4,9 +4,23 @@
 
 const REFRESH_MS = 10_000
 const KEY_STORAGE = 'recrawl.apiKey'
-const COLORS = { blue: '#2f6fdf', orange: '#e07b24', green: '#2f9e5b', red: '#d1495b', grey: '#8a8f98', purple: '#7b5ea7' }
+const COLORS = {
+  blue: '#2f6fdf',
+  orange: '#e07b24',
+  green: '#2f9e5b',
+  red: '#d1495b',
+  grey: '#8a8f98',
+  purple: '#7b5ea7',
+}
 
-const STATUS_CLASS_COLORS = { '2xx': COLORS.green, '3xx': COLORS.blue, '4xx': COLORS.orange, '5xx': COLORS.red, none: COLORS.grey, '1xx': COLORS.purple }
+const STATUS_CLASS_COLORS = {
+  '2xx': COLORS.green,
+  '3xx': COLORS.blue,
+  '4xx': COLORS.orange,
+  '5xx': COLORS.red,
+  none: COLORS.grey,
+  '1xx': COLORS.purple,
+}
 const HOUR_S = 3600
 
 const $ = (id) => document.getElementById(id)
@@ -70,7 +84,10 @@ function fmtDuration(seconds) {
 function fmtTime(iso) {
   if (!iso) return '–'
   const d = new Date(iso)
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')
+  return d
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z')
 }
 
 const secs = (iso) => Date.parse(iso) / 1000
@@ -161,7 +178,10 @@ function utcTicks(_u, ticks, _axis, _space, incr) {
 }
 
 /** The x series and axis of a time chart: UTC like every other time on the page. */
-const timeSeries = { label: 'time (UTC)', value: (_u, v) => (v === null || v === undefined ? '–' : fmtTime(new Date(v * 1000).toISOString())) }
+const timeSeries = {
+  label: 'time (UTC)',
+  value: (_u, v) => (v === null || v === undefined ? '–' : fmtTime(new Date(v * 1000).toISOString())),
+}
 const timeAxis = { values: utcTicks }
 
 /** The smallest of 1, 2, 2.5, 5 × 10^k at or above v (v > 0). */
@@ -171,7 +191,9 @@ function niceCeil(v) {
 }
 
 /** A y range from 0 to a round number a little above the largest value (at least `minMax`). */
-const fromZero = (minMax = 1) => (_u, _min, max) => [0, niceCeil(Math.max(minMax, Number.isFinite(max) ? max * 1.05 : minMax))]
+const fromZero =
+  (minMax = 1) =>
+  (_u, _min, max) => [0, niceCeil(Math.max(minMax, Number.isFinite(max) ? max * 1.05 : minMax))]
 
 const MARKER_SPACING_PX = 6
 const nonNullCount = (ys) => ys.reduce((n, v) => n + (isValue(v) ? 1 : 0), 0)
@@ -205,8 +227,21 @@ const markers = {
  * A line with markers. Charts give their series decreasing `markerSize`s, so that series which meet
  * at a point (budget and planned after a run, a single sample on two axes) still show every marker.
  */
-const line = (label, stroke, { markerSize = markers.size, ...extra } = {}) => ({ label, stroke, width: 2, points: { ...markers, size: markerSize, stroke }, ...extra })
-const dots = (label, stroke, extra = {}) => ({ label, stroke, fill: stroke, paths: () => null, points: { show: true, size: 7, fill: stroke }, ...extra })
+const line = (label, stroke, { markerSize = markers.size, ...extra } = {}) => ({
+  label,
+  stroke,
+  width: 2,
+  points: { ...markers, size: markerSize, stroke },
+  ...extra,
+})
+const dots = (label, stroke, extra = {}) => ({
+  label,
+  stroke,
+  fill: stroke,
+  paths: () => null,
+  points: { show: true, size: 7, fill: stroke },
+  ...extra,
+})
 /** A per-hour count: the value holds for its hour (the last one up to the window's end). */
 const hourly = (label, stroke, extra = {}) => ({
   ...line(label, stroke),
@@ -239,7 +274,9 @@ const sampleList = (rows, value) => rows.map(([x, p]) => [x, p === null ? null :
 const hourX = (a, fromS) => Math.max(secs(a.hourStart), fromS)
 
 function histogramChart(id, noteId, histogram, unit) {
-  const centres = histogram.counts.map((_, i) => (Math.log10(histogram.edgesPerDay[i]) + Math.log10(histogram.edgesPerDay[i + 1])) / 2)
+  const centres = histogram.counts.map(
+    (_, i) => (Math.log10(histogram.edgesPerDay[i]) + Math.log10(histogram.edgesPerDay[i + 1])) / 2,
+  )
   const counts = histogram.counts.map((c) => c)
   const lo = Math.log10(histogram.edgesPerDay[0])
   const hi = Math.log10(histogram.edgesPerDay[histogram.edgesPerDay.length - 1])
@@ -256,14 +293,21 @@ function histogramChart(id, noteId, histogram, unit) {
       ],
       series: [
         { label: unit, value: (_u, v) => (v === null ? '–' : `≈ ${fmtNum(10 ** v)}`) },
-        { label: 'pages', stroke: COLORS.blue, fill: 'rgba(47,111,223,0.35)', paths: uPlot.paths.bars({ size: [0.9, 100] }), points: { show: false } },
+        {
+          label: 'pages',
+          stroke: COLORS.blue,
+          fill: 'rgba(47,111,223,0.35)',
+          paths: uPlot.paths.bars({ size: [0.9, 100] }),
+          points: { show: false },
+        },
       ],
     },
     [centres, anyPages ? counts : counts.map(() => null)],
   )
   const extra = []
   if (histogram.below) extra.push(`${histogram.below} below ${fmtNum(histogram.edgesPerDay[0])}`)
-  if (histogram.above) extra.push(`${histogram.above} at or above ${fmtNum(histogram.edgesPerDay[histogram.edgesPerDay.length - 1])}`)
+  if (histogram.above)
+    extra.push(`${histogram.above} at or above ${fmtNum(histogram.edgesPerDay[histogram.edgesPerDay.length - 1])}`)
   if (histogram.unknown) extra.push(`${histogram.unknown} without a value`)
   $(noteId).textContent = extra.join(' · ')
 }
@@ -271,7 +315,8 @@ function histogramChart(id, noteId, histogram, unit) {
 // ---------------------------------------------------------------- overview
 
 /** Failed fetches of one hour: statuses outside 200…399 (no content seen). */
-const failedFetches = (a) => a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx']
+const failedFetches = (a) =>
+  a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx']
 
 function renderTiles(s) {
   const failed = s.crawlActivity.reduce((n, a) => n + failedFetches(a), 0)
@@ -286,9 +331,16 @@ function renderTiles(s) {
     ['crawled / day (last hour)', fmtNum(s.crawlsPerDayLastHour)],
     ['leased pages', fmtNum(s.pagesLeased)],
     ['λ', fmtNum(s.optimizer.lambda)],
-    [`failed fetches (${fmtDuration(s.windowHours * HOUR_S)})`, crawled ? `${fmtNum(failed)} · ${fmtPct(failed / crawled)}` : '–'],
+    [
+      `failed fetches (${fmtDuration(s.windowHours * HOUR_S)})`,
+      crawled ? `${fmtNum(failed)} · ${fmtPct(failed / crawled)}` : '–',
+    ],
   ]
-  $('tiles').replaceChildren(...tiles.map(([k, v]) => el('div', { class: 'tile' }, el('span', { class: 'v' }, v), el('span', { class: 'k' }, k))))
+  $('tiles').replaceChildren(
+    ...tiles.map(([k, v]) =>
+      el('div', { class: 'tile' }, el('span', { class: 'v' }, v), el('span', { class: 'k' }, k)),
+    ),
+  )
 }
 
 function renderOverview(s) {
@@ -308,7 +360,11 @@ function renderOverview(s) {
       tzDate: utc,
       scales: { x, y: { range: [0, 1] } },
       axes: [timeAxis, { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)} %`) }],
-      series: [timeSeries, line('sampled', COLORS.green, { value: (_u, v) => fmtPct(v) }), dots('optimiser run', COLORS.purple, { value: (_u, v) => fmtPct(v) })],
+      series: [
+        timeSeries,
+        line('sampled', COLORS.green, { value: (_u, v) => fmtPct(v) }),
+        dots('optimiser run', COLORS.purple, { value: (_u, v) => fmtPct(v) }),
+      ],
     },
     joinOnX([
       sampleList(samples, (p) => p.expectedFreshness),
@@ -347,14 +403,20 @@ function renderOverview(s) {
       tzDate: utc,
       scales: { x, y: { range: fromZero() }, h: { range: fromZero() } },
       axes: [timeAxis, { label: 'pages' }, { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } }],
-      series: [timeSeries, line('overdue pages', COLORS.red, { markerSize: 9 }), line('oldest overdue (h)', COLORS.grey, { scale: 'h', markerSize: 5 })],
+      series: [
+        timeSeries,
+        line('overdue pages', COLORS.red, { markerSize: 9 }),
+        line('oldest overdue (h)', COLORS.grey, { scale: 'h', markerSize: 5 }),
+      ],
     },
     joinOnX([sampleList(samples, (p) => p.pagesOverdue), sampleList(samples, (p) => p.oldestOverdueAgeSeconds / 3600)]),
     empty,
   )
 
   // Every class with a crawl in the window, in a fixed order; 2xx always, so the chart shows the crawls too.
-  const classes = ['2xx', '3xx', '4xx', '5xx', 'none', '1xx'].filter((c) => c === '2xx' || s.crawlActivity.some((a) => a.fetchesByStatusClass[c] > 0))
+  const classes = ['2xx', '3xx', '4xx', '5xx', 'none', '1xx'].filter(
+    (c) => c === '2xx' || s.crawlActivity.some((a) => a.fetchesByStatusClass[c] > 0),
+  )
   draw(
     'chart-fetches',
     {
@@ -363,7 +425,10 @@ function renderOverview(s) {
       axes: [timeAxis, { label: 'crawls per hour' }],
       series: [timeSeries, ...classes.map((c) => hourly(c === 'none' ? 'no status' : c, STATUS_CLASS_COLORS[c]))],
     },
-    [s.crawlActivity.map((a) => hourX(a, fromS)), ...classes.map((c) => s.crawlActivity.map((a) => a.fetchesByStatusClass[c]))],
+    [
+      s.crawlActivity.map((a) => hourX(a, fromS)),
+      ...classes.map((c) => s.crawlActivity.map((a) => a.fetchesByStatusClass[c])),
+    ],
     empty,
   )
 
@@ -391,7 +456,15 @@ function renderOverview(s) {
   )
   fillTable(
     'hosts-table',
-    s.topOverdueHosts.map((h) => el('tr', {}, el('td', {}, h.host), el('td', {}, fmtNum(h.pagesOverdue)), el('td', {}, fmtDuration(h.oldestOverdueAgeSeconds)))),
+    s.topOverdueHosts.map((h) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, h.host),
+        el('td', {}, fmtNum(h.pagesOverdue)),
+        el('td', {}, fmtDuration(h.oldestOverdueAgeSeconds)),
+      ),
+    ),
   )
   fillTable(
     'failures-table',
@@ -421,7 +494,10 @@ async function refresh() {
     $('status').className = 'status ok'
   } catch (err) {
     dashboard.errors.push(String(err.message))
-    $('status').textContent = err.status === 401 || err.status === 403 ? `${err.message} — enter an API key with the reader role` : `error: ${err.message}`
+    $('status').textContent =
+      err.status === 401 || err.status === 403
+        ? `${err.message} — enter an API key with the reader role`
+        : `error: ${err.message}`
     $('status').className = 'status error'
   }
 }
@@ -450,7 +526,12 @@ async function showPage(url) {
     api(`/v1/pages/${page.id}/estimates`),
   ])
   $('page-details').hidden = false
-  dashboard.page = { id: page.id, url: page.url, observations: history.observations.length, estimators: estimates.estimators.length }
+  dashboard.page = {
+    id: page.id,
+    url: page.url,
+    observations: history.observations.length,
+    estimators: estimates.estimators.length,
+  }
 
   const summary = [
     ['url', page.url],
@@ -479,8 +560,21 @@ async function showPage(url) {
     {
       tzDate: utc,
       scales: { x: timeX(first - pad, last + pad), y: { range: [-0.5, 1.5] } },
-      axes: [timeAxis, { size: 80, splits: () => [0, 0.5, 1], values: (_u, ticks) => ticks.map((t) => (t === 1 ? 'changed' : t === 0 ? 'same' : 'n/a')) }],
-      series: [timeSeries, dots('changed', COLORS.red), dots('unchanged', COLORS.green), dots('no change info', COLORS.grey), dots('failed fetch', COLORS.orange)],
+      axes: [
+        timeAxis,
+        {
+          size: 80,
+          splits: () => [0, 0.5, 1],
+          values: (_u, ticks) => ticks.map((t) => (t === 1 ? 'changed' : t === 0 ? 'same' : 'n/a')),
+        },
+      ],
+      series: [
+        timeSeries,
+        dots('changed', COLORS.red),
+        dots('unchanged', COLORS.green),
+        dots('no change info', COLORS.grey),
+        dots('failed fetch', COLORS.orange),
+      ],
     },
     joinOnX([
       obs.filter((o) => o.changed === true).map((o) => [at(o), 1]),
@@ -491,13 +585,23 @@ async function showPage(url) {
   )
 
   const values = estimates.estimators.map((e) => e.changesPerDay).filter((v) => v !== null && Number.isFinite(v))
-  const max = Math.max(...values, ...estimates.estimators.flatMap((e) => (e.ci95 ? [e.ci95[1]] : [])).filter(Number.isFinite), 1e-12)
+  const max = Math.max(
+    ...values,
+    ...estimates.estimators.flatMap((e) => (e.ci95 ? [e.ci95[1]] : [])).filter(Number.isFinite),
+    1e-12,
+  )
   fillTable(
     'estimators-table',
     estimates.estimators.map((e) => {
       const bar = el('div', { class: 'bar' })
-      if (e.changesPerDay !== null) bar.append(el('span', { style: `width:${Math.min(100, (100 * e.changesPerDay) / max)}%` }))
-      if (e.ci95) bar.append(el('i', { style: `left:${(100 * e.ci95[0]) / max}%;width:${Math.max(0.5, (100 * (e.ci95[1] - e.ci95[0])) / max)}%` }))
+      if (e.changesPerDay !== null)
+        bar.append(el('span', { style: `width:${Math.min(100, (100 * e.changesPerDay) / max)}%` }))
+      if (e.ci95)
+        bar.append(
+          el('i', {
+            style: `left:${(100 * e.ci95[0]) / max}%;width:${Math.max(0.5, (100 * (e.ci95[1] - e.ci95[0])) / max)}%`,
+          }),
+        )
       const row = el(
         'tr',
         { class: e.name === page.estimator ? 'active' : '', title: e.note ?? '' },
@@ -523,7 +627,9 @@ async function showPage(url) {
     const intervals = (dist.intervalCdf ?? []).map((p) => [p.intervalDays, p.cdf])
     const xMax = Math.max(...ages.map((p) => p[0]), ...intervals.map((p) => p[0]))
     const rate = fit.changesPerDay
-    const poisson = rate ? Array.from({ length: 101 }, (_, i) => (xMax * i) / 100).map((x) => [x, 1 - Math.exp(-rate * x)]) : []
+    const poisson = rate
+      ? Array.from({ length: 101 }, (_, i) => (xMax * i) / 100).map((x) => [x, 1 - Math.exp(-rate * x)])
+      : []
     const curve = { points: { ...markers, show: false }, value: (_u, v) => fmtNum(v) }
     draw(
       'chart-distribution',
@@ -533,22 +639,33 @@ async function showPage(url) {
         series: [
           { label: 'days', value: (_u, v) => fmtNum(v) },
           lattice
-            ? dots(`age G_U at multiples of ${fmtNum(dist.latticeDays)} d`, COLORS.blue, { value: (_u, v) => fmtNum(v) })
+            ? dots(`age G_U at multiples of ${fmtNum(dist.latticeDays)} d`, COLORS.blue, {
+                value: (_u, v) => fmtNum(v),
+              })
             : { ...line('age G_U', COLORS.blue), ...curve },
           { ...line('time between updates F_U', COLORS.orange), ...curve },
-          line(rate ? `Poisson at ${fmtNum(rate)}/day (G_U = F_U)` : 'Poisson', COLORS.grey, { dash: [4, 4], ...curve }),
+          line(rate ? `Poisson at ${fmtNum(rate)}/day (G_U = F_U)` : 'Poisson', COLORS.grey, {
+            dash: [4, 4],
+            ...curve,
+          }),
         ],
       },
       joinOnX([ages, intervals, poisson]),
     )
-    const verdict = { 'consistent-with-poisson': 'consistent with Poisson', 'not-poisson': 'not Poisson', 'cannot-tell': 'cannot tell whether Poisson' }[fit.verdict]
+    const verdict = {
+      'consistent-with-poisson': 'consistent with Poisson',
+      'not-poisson': 'not Poisson',
+      'cannot-tell': 'cannot tell whether Poisson',
+    }[fit.verdict]
     const notes = [
       fit.pValue === null
         ? `${verdict}: ${fit.note}`
         : `${verdict} (p = ${fmtNum(fit.pValue, 2)}; distance ${fmtNum(fit.distance, 2)}, Poisson pages with these crawls up to ${fmtNum(fit.distanceBand95, 2)})`,
     ]
-    if (dist.meanUpdateIntervalDays !== null) notes.push(`mean update interval ${fmtNum(dist.meanUpdateIntervalDays)} days`)
-    else if (dist.meanUpdateIntervalBoundDays !== null) notes.push(`mean update interval at most ${fmtNum(dist.meanUpdateIntervalBoundDays)} days (not identified)`)
+    if (dist.meanUpdateIntervalDays !== null)
+      notes.push(`mean update interval ${fmtNum(dist.meanUpdateIntervalDays)} days`)
+    else if (dist.meanUpdateIntervalBoundDays !== null)
+      notes.push(`mean update interval at most ${fmtNum(dist.meanUpdateIntervalBoundDays)} days (not identified)`)
     if (dist.coefficientOfVariation !== null) notes.push(`CV ${fmtNum(dist.coefficientOfVariation)}`)
     if (dist.intervalCdf === null) notes.push('F_U not identified by these crawls')
     for (const c of dist.comparisons.filter((c) => c.estimates === 'F_U' && c.meanDays !== null)) {
@@ -564,17 +681,19 @@ async function showPage(url) {
 
   fillTable(
     'observations-table',
-    history.observations.slice(0, 200).map((o) =>
-      el(
-        'tr',
-        {},
-        el('td', {}, fmtTime(o.crawledAt)),
-        el('td', {}, o.changed === null ? '–' : o.changed ? 'yes' : 'no'),
-        el('td', {}, o.httpStatus ?? ''),
-        el('td', {}, o.intervalSeconds === null ? '' : fmtDuration(o.intervalSeconds)),
-        el('td', {}, [o.late ? 'late' : '', o.applied ? '' : 'not applied'].filter(Boolean).join(', ')),
+    history.observations
+      .slice(0, 200)
+      .map((o) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, fmtTime(o.crawledAt)),
+          el('td', {}, o.changed === null ? '–' : o.changed ? 'yes' : 'no'),
+          el('td', {}, o.httpStatus ?? ''),
+          el('td', {}, o.intervalSeconds === null ? '' : fmtDuration(o.intervalSeconds)),
+          el('td', {}, [o.late ? 'late' : '', o.applied ? '' : 'not applied'].filter(Boolean).join(', ')),
+        ),
       ),
-    ),
   )
 }
 
@@ -601,7 +720,8 @@ $('page-form').addEventListener('submit', (e) => {
   }
 })
 window.addEventListener('resize', () => {
-  for (const [id, chart] of Object.entries(charts)) chart.setSize({ width: Math.max(280, $(id).clientWidth), height: 220 })
+  for (const [id, chart] of Object.entries(charts))
+    chart.setSize({ width: Math.max(280, $(id).clientWidth), height: 220 })
 })
 
 await refresh()

@@ -26,7 +26,8 @@ function dropElements(html: string, names: readonly string[]): string {
 function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, code: string) => {
     if (code[0] === '#') {
-      const point = code[1] === 'x' || code[1] === 'X' ? Number.parseInt(code.slice(2), 16) : Number.parseInt(code.slice(1), 10)
+      const point =
+        code[1] === 'x' || code[1] === 'X' ? Number.parseInt(code.slice(2), 16) : Number.parseInt(code.slice(1), 10)
       return Number.isInteger(point) && point > 0 && point <= 0x10ffff ? String.fromCodePoint(point) : whole
     }
     return NAMED_ENTITIES[code.toLowerCase()] ?? whole
@@ -40,7 +41,8 @@ function decodeEntities(text: string): string {
  */
 export function mainText(html: string): string {
   const visible = dropElements(html.replace(/<!--[\s\S]*?-->/g, ' '), INVISIBLE)
-  const main = inner(visible, 'main') ?? inner(visible, 'article') ?? dropElements(inner(visible, 'body') ?? visible, FURNITURE)
+  const main =
+    inner(visible, 'main') ?? inner(visible, 'article') ?? dropElements(inner(visible, 'body') ?? visible, FURNITURE)
   const text = main.replace(/<[^>]*>/g, ' ')
   return decodeEntities(text).replace(/\s+/g, ' ').trim()
 }

@@ -70,13 +70,28 @@ async function main(argv: string[]): Promise<number> {
     ...DEFAULT_CRAWLER_OPTIONS,
     api: createRecrawlClient({ baseUrl: values.url, ...(apiKey ? { apiKey } : {}) }),
     worker: values.worker ?? `example-${hostname()}-${process.pid}`,
-    ...(values.hosts ? { hosts: values.hosts.split(',').map((h) => h.trim()).filter(Boolean) } : {}),
+    ...(values.hosts
+      ? {
+          hosts: values.hosts
+            .split(',')
+            .map((h) => h.trim())
+            .filter(Boolean),
+        }
+      : {}),
     concurrency: Math.round(positive('concurrency', values.concurrency, DEFAULT_CRAWLER_OPTIONS.concurrency)),
     leaseSize: Math.round(positive('lease-size', values['lease-size'], DEFAULT_CRAWLER_OPTIONS.leaseSize)),
     leaseSeconds,
     heartbeatSeconds: positive('heartbeat-seconds', values['heartbeat-seconds'], leaseSeconds / 3),
-    hostDelayMs: values['host-delay-ms'] === '0' ? 0 : positive('host-delay-ms', values['host-delay-ms'], DEFAULT_CRAWLER_OPTIONS.hostDelayMs),
-    fetchTimeoutMs: positive('fetch-timeout-seconds', values['fetch-timeout-seconds'], DEFAULT_CRAWLER_OPTIONS.fetchTimeoutMs / 1000) * 1000,
+    hostDelayMs:
+      values['host-delay-ms'] === '0'
+        ? 0
+        : positive('host-delay-ms', values['host-delay-ms'], DEFAULT_CRAWLER_OPTIONS.hostDelayMs),
+    fetchTimeoutMs:
+      positive(
+        'fetch-timeout-seconds',
+        values['fetch-timeout-seconds'],
+        DEFAULT_CRAWLER_OPTIONS.fetchTimeoutMs / 1000,
+      ) * 1000,
     userAgent: values['user-agent'] ?? DEFAULT_CRAWLER_OPTIONS.userAgent,
     log,
   })
@@ -96,7 +111,9 @@ async function main(argv: string[]): Promise<number> {
     untilIdle: values['until-idle'] ?? false,
     pollSeconds: positive('poll-seconds', values['poll-seconds'], 10),
   })
-  log(`done: ${totals.leased} leased, ${totals.reported} reported, ${totals.released} given back, by status ${JSON.stringify(totals.statuses)}`)
+  log(
+    `done: ${totals.leased} leased, ${totals.reported} reported, ${totals.released} given back, by status ${JSON.stringify(totals.statuses)}`,
+  )
   return 0
 }
 

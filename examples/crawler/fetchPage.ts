@@ -31,7 +31,10 @@ const TEMPORARY_REDIRECTS = new Set([302, 303, 307])
 const PERMANENT_REDIRECTS = new Set([301, 308])
 const MAX_REDIRECTS = 5
 
-export async function fetchPage(page: Pick<LeasedPage, 'url' | 'etag' | 'lastModified'>, options: FetchOptions): Promise<FetchOutcome> {
+export async function fetchPage(
+  page: Pick<LeasedPage, 'url' | 'etag' | 'lastModified'>,
+  options: FetchOptions,
+): Promise<FetchOutcome> {
   const crawledAtMs = options.now()
   const base = { url: page.url, crawledAt: new Date(crawledAtMs).toISOString() }
   const headers: Record<string, string> = {
@@ -46,9 +49,14 @@ export async function fetchPage(page: Pick<LeasedPage, 'url' | 'etag' | 'lastMod
   let response: Response
   try {
     for (let hops = 0; ; hops++) {
-      response = await doFetch(url, { redirect: 'manual', headers, signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]) })
+      response = await doFetch(url, {
+        redirect: 'manual',
+        headers,
+        signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]),
+      })
       const location = response.headers.get('location')
-      const redirect = TEMPORARY_REDIRECTS.has(response.status) || (PERMANENT_REDIRECTS.has(response.status) && hops > 0)
+      const redirect =
+        TEMPORARY_REDIRECTS.has(response.status) || (PERMANENT_REDIRECTS.has(response.status) && hops > 0)
       // A permanent redirect of the URL we were given is reported, not followed: the page moved.
       if (PERMANENT_REDIRECTS.has(response.status) && hops === 0 && location) {
         await response.body?.cancel()
@@ -87,7 +95,8 @@ export async function fetchPage(page: Pick<LeasedPage, 'url' | 'etag' | 'lastMod
     })
   }
   await response.body?.cancel()
-  const retryAfterSeconds = status === 429 || status === 503 ? parseRetryAfter(response.headers.get('retry-after'), crawledAtMs) : null
+  const retryAfterSeconds =
+    status === 429 || status === 503 ? parseRetryAfter(response.headers.get('retry-after'), crawledAtMs) : null
   return {
     observation: { ...base, httpStatus: status, ...(retryAfterSeconds === null ? {} : { retryAfterSeconds }) },
     hostRetryAfterSeconds: retryAfterSeconds,
@@ -146,9 +155,16 @@ export function fetchErrorKind(err: unknown): 'timeout' | 'dns' | 'connection' |
   const error = err as { name?: string; code?: string; cause?: { code?: string; name?: string } }
   if (error?.name === 'TimeoutError' || error?.cause?.name === 'TimeoutError') return 'timeout'
   const code = String(error?.cause?.code ?? error?.code ?? '')
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout'
+  if (
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'ETIMEDOUT'
+  )
+    return 'timeout'
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'dns'
-  if (/^(ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET|UND_ERR_CLOSED)$/.test(code)) return 'connection'
+  if (/^(ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET|UND_ERR_CLOSED)$/.test(code))
+    return 'connection'
   if (/CERT|TLS|SSL|^UNABLE_TO_|^ERR_SSL/.test(code)) return 'tls'
   return 'other'
 }

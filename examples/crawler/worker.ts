@@ -100,7 +100,9 @@ export class Crawler {
         result = await this.runOnce()
       } catch (err) {
         if (!isTransient(err)) throw err
-        this.options.log(`service error, retrying in ${options.pollSeconds} s: ${err instanceof Error ? err.message : String(err)}`)
+        this.options.log(
+          `service error, retrying in ${options.pollSeconds} s: ${err instanceof Error ? err.message : String(err)}`,
+        )
         await this.sleep(options.pollSeconds * 1000)
         continue
       }
@@ -196,13 +198,20 @@ export class Crawler {
     for (let attempt = 1; ; attempt++) {
       try {
         const receipt = await ok(this.options.api.POST('/v1/observations', { body: { observations } }))
-        for (const item of receipt.rejected) this.options.log(`report of ${observations[item.index]?.url} rejected: ${item.reason}`)
-        for (const item of receipt.leaseNotCompleted) this.options.log(`report of ${observations[item.index]?.url} did not complete its lease: ${item.reason}`)
+        for (const item of receipt.rejected)
+          this.options.log(`report of ${observations[item.index]?.url} rejected: ${item.reason}`)
+        for (const item of receipt.leaseNotCompleted)
+          this.options.log(`report of ${observations[item.index]?.url} did not complete its lease: ${item.reason}`)
         return observations.length
       } catch (err) {
         if (!isTransient(err) || attempt >= REPORT_ATTEMPTS) throw err
-        const waitMs = err instanceof ProblemError && err.retryAfterSeconds !== null ? err.retryAfterSeconds * 1000 : 500 * 2 ** attempt
-        this.options.log(`report failed (${err instanceof Error ? err.message : String(err)}), sending it again in ${waitMs} ms`)
+        const waitMs =
+          err instanceof ProblemError && err.retryAfterSeconds !== null
+            ? err.retryAfterSeconds * 1000
+            : 500 * 2 ** attempt
+        this.options.log(
+          `report failed (${err instanceof Error ? err.message : String(err)}), sending it again in ${waitMs} ms`,
+        )
         await new Promise((resolve) => setTimeout(resolve, waitMs))
       }
     }
@@ -212,9 +221,15 @@ export class Crawler {
   private async release(leaseId: string, pages: LeasedPage[]): Promise<number> {
     const items = pages.map((page) => {
       const pausedSeconds = Math.min(MAX_RETRY_AFTER_SECONDS, Math.ceil(this.pausedForMs(page.host) / 1000))
-      return { id: page.id, reason: 'retry' as const, ...(pausedSeconds > 0 ? { retryAfterSeconds: pausedSeconds } : {}) }
+      return {
+        id: page.id,
+        reason: 'retry' as const,
+        ...(pausedSeconds > 0 ? { retryAfterSeconds: pausedSeconds } : {}),
+      }
     })
-    const released = await ok(this.options.api.POST('/v1/leases/{leaseId}/release', { params: { path: { leaseId } }, body: { pages: items } }))
+    const released = await ok(
+      this.options.api.POST('/v1/leases/{leaseId}/release', { params: { path: { leaseId } }, body: { pages: items } }),
+    )
     this.options.log(`gave back ${released.released} unfetched page(s) of lease ${leaseId}`)
     return released.released
   }
@@ -225,7 +240,12 @@ export class Crawler {
     const timer = setInterval(() => {
       if (!needed()) return
       this.heartbeats++
-      ok(this.options.api.PATCH('/v1/leases/{leaseId}', { params: { path: { leaseId } }, body: { leaseSeconds: this.options.leaseSeconds } })).catch((err: unknown) =>
+      ok(
+        this.options.api.PATCH('/v1/leases/{leaseId}', {
+          params: { path: { leaseId } },
+          body: { leaseSeconds: this.options.leaseSeconds },
+        }),
+      ).catch((err: unknown) =>
         this.options.log(`heartbeat of lease ${leaseId} failed: ${err instanceof Error ? err.message : String(err)}`),
       )
     }, periodMs)
@@ -261,7 +281,8 @@ export class Crawler {
     this.totals.leased += result.leased
     this.totals.reported += result.reported
     this.totals.released += result.released
-    for (const [status, n] of Object.entries(result.statuses)) this.totals.statuses[status] = (this.totals.statuses[status] ?? 0) + n
+    for (const [status, n] of Object.entries(result.statuses))
+      this.totals.statuses[status] = (this.totals.statuses[status] ?? 0) + n
     return result
   }
 }
@@ -269,5 +290,7 @@ export class Crawler {
 /** Worth another try later: the service was busy or away (5xx, 409, 429) or did not answer. */
 function isTransient(err: unknown): boolean {
   if (err instanceof ProblemError) return err.status >= 500 || err.status === 409 || err.status === 429
-  return err instanceof TypeError || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+  return (
+    err instanceof TypeError || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+  )
 }

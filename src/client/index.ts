@@ -83,7 +83,11 @@ export class ProblemError extends Error {
     body: unknown,
   ) {
     const problem = isProblem(body) ? body : null
-    const what = problem ? `${problem.title}${problem.detail ? `: ${problem.detail}` : ''}` : typeof body === 'string' && body !== '' ? body.slice(0, 300) : response.statusText
+    const what = problem
+      ? `${problem.title}${problem.detail ? `: ${problem.detail}` : ''}`
+      : typeof body === 'string' && body !== ''
+        ? body.slice(0, 300)
+        : response.statusText
     super(`${method} ${pathOf(url)} → ${response.status} ${what}`)
     this.status = response.status
     this.problem = problem
@@ -110,6 +114,7 @@ type Data<R> = R extends { data: infer D } ? D : never
 export async function ok<R extends { response: Response; error?: unknown }>(pending: Promise<R>): Promise<Data<R>> {
   const result = await pending
   const { response } = result
-  if (!response.ok) throw new ProblemError(requestMethods.get(response) ?? 'request', response.url, response, result.error)
+  if (!response.ok)
+    throw new ProblemError(requestMethods.get(response) ?? 'request', response.url, response, result.error)
   return (result as unknown as { data: Data<R> }).data
 }

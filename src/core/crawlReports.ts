@@ -16,7 +16,10 @@ export const observationReportSchema = z
   .object({
     url: z.string().describe('Absolute http(s) URL of the crawled page.'),
     crawledAt: timestampSchema.describe('RFC 3339 time of the crawl; at most 5 minutes in the future.'),
-    changed: z.boolean().optional().describe('Did the page change since the previous crawl? Optional when contentHash is given.'),
+    changed: z
+      .boolean()
+      .optional()
+      .describe('Did the page change since the previous crawl? Optional when contentHash is given.'),
     contentHash: z
       .string()
       .min(1)
@@ -24,22 +27,38 @@ export const observationReportSchema = z
       .optional()
       .describe('Any digest of the content; a change = differs from the previous hash.'),
     lastModified: timestampSchema.optional().describe('HTTP Last-Modified of the response, RFC 3339.'),
-    etag: z.string().min(1).max(512).optional().describe('HTTP ETag of the response (kept for a conditional request next time).'),
+    etag: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe('HTTP ETag of the response (kept for a conditional request next time).'),
     httpStatus: z
       .number()
       .int()
       .min(100)
       .max(599)
       .optional()
-      .describe('HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (docs/api.md "Fetch outcomes").'),
-    fetchError: z.enum(FETCH_ERRORS).optional().describe('The fetch got no HTTP answer: a timeout, DNS, connection, TLS or other error.'),
+      .describe(
+        'HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (docs/api.md "Fetch outcomes").',
+      ),
+    fetchError: z
+      .enum(FETCH_ERRORS)
+      .optional()
+      .describe('The fetch got no HTTP answer: a timeout, DNS, connection, TLS or other error.'),
     retryAfterSeconds: z
       .number()
       .min(0)
       .max(30 * SECONDS_PER_DAY)
       .optional()
       .describe('Retry-After of a 429 or 503, in seconds (the crawler converts an HTTP date).'),
-    redirectTo: z.string().max(4096).optional().describe('The Location of a 301 or 308: the page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing.'),
+    redirectTo: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe(
+        'The Location of a 301 or 308: the page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing.',
+      ),
     robotsCrawlDelaySeconds: z
       .number()
       .min(0)
@@ -62,7 +81,12 @@ export const observationReceiptSchema = z
   .object({
     accepted: z.number().int().describe('Stored and applied in order (baselines included).'),
     duplicates: z.number().int().describe('Repeats of a stored (url, crawledAt): ignored.'),
-    late: z.number().int().describe('Older than the page’s latest crawl: stored, and folded in by replaying the page’s history in crawl-time order.'),
+    late: z
+      .number()
+      .int()
+      .describe(
+        'Older than the page’s latest crawl: stored, and folded in by replaying the page’s history in crawl-time order.',
+      ),
     rejected: z.array(itemNoteSchema).describe('Not stored.'),
     leaseNotCompleted: z
       .array(itemNoteSchema)
@@ -92,7 +116,12 @@ export type RejectedItem = z.infer<typeof itemNoteSchema>
 /** A crawl more than this far in the future is rejected (clock skew allowance, docs/api.md). */
 const MAX_FUTURE_SKEW_MS = 5 * MS_PER_MINUTE
 
-export function checkReport(item: ObservationReport, index: number, nowMs: number, urlRules: UrlRules): CheckedReport | RejectedItem {
+export function checkReport(
+  item: ObservationReport,
+  index: number,
+  nowMs: number,
+  urlRules: UrlRules,
+): CheckedReport | RejectedItem {
   // Text the database cannot hold (NUL, lone surrogates) rejects the item, whichever field carries it.
   for (const [field, value] of Object.entries(item)) {
     const problem = typeof value === 'string' ? textProblem(value) : null
@@ -103,7 +132,8 @@ export function checkReport(item: ObservationReport, index: number, nowMs: numbe
   const crawledAt = readTimestamp(item.crawledAt)
   if ('error' in crawledAt) return { index, reason: `crawledAt is ${crawledAt.error}` }
   const crawledAtMs = crawledAt.ms
-  if (crawledAtMs > nowMs + MAX_FUTURE_SKEW_MS) return { index, reason: 'crawledAt is more than 5 minutes in the future' }
+  if (crawledAtMs > nowMs + MAX_FUTURE_SKEW_MS)
+    return { index, reason: 'crawledAt is more than 5 minutes in the future' }
   let lastModifiedMs: number | null = null
   if (item.lastModified !== undefined) {
     const lastModified = readTimestamp(item.lastModified)

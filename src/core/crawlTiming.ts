@@ -4,7 +4,6 @@ import type { Random } from '../math/random.ts'
 import type { Settings } from './settings.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
-
 /** What the rate of one page depends on. */
 interface RateInputs {
   changesPerDay: number | null
@@ -16,7 +15,10 @@ interface RateInputs {
 }
 
 /** A page's effective bounds: its own, else the settings-level ones (docs/math.md 3.6: the floor keeps every page learnable). */
-export function pageBounds(page: Pick<RateInputs, 'minCrawlsPerDay' | 'maxCrawlsPerDay'>, settings: Settings): { minCrawlsPerDay: number; maxCrawlsPerDay: number } {
+export function pageBounds(
+  page: Pick<RateInputs, 'minCrawlsPerDay' | 'maxCrawlsPerDay'>,
+  settings: Settings,
+): { minCrawlsPerDay: number; maxCrawlsPerDay: number } {
   const minCrawlsPerDay = page.minCrawlsPerDay ?? settings.minCrawlsPerDay
   const maxCrawlsPerDay = page.maxCrawlsPerDay ?? settings.maxCrawlsPerDay ?? Number.POSITIVE_INFINITY
   return { minCrawlsPerDay, maxCrawlsPerDay: Math.max(maxCrawlsPerDay, minCrawlsPerDay) }
@@ -28,7 +30,10 @@ function schedulingChangesPerDay(page: RateInputs, settings: Settings): number {
 }
 
 /** The multiplier that applies to a host's pages: its own when its cap binds (docs/math.md 3.2), else the global one. */
-export function lambdaForHost(state: { lambda: number | null; hostLambdas: Record<string, number> }, host: string): number | null {
+export function lambdaForHost(
+  state: { lambda: number | null; hostLambdas: Record<string, number> },
+  host: string,
+): number | null {
   // λ = 0: the last solve left budget unused (every page at its upper bound). It says nothing about
   // a page added since, which is then timed from its own change rate until the next solve.
   if (state.lambda === null || !(state.lambda > 0)) return null
@@ -45,7 +50,10 @@ export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: nu
   if (lambda === null) {
     return Math.min(bounds.maxCrawlsPerDay, Math.max(bounds.minCrawlsPerDay, changesPerDay))
   }
-  const law = settings.objective === 'freshness-renewal' ? renewalParameters(page.estimator ?? null, changesPerDay) : { changesPerDay }
+  const law =
+    settings.objective === 'freshness-renewal'
+      ? renewalParameters(page.estimator ?? null, changesPerDay)
+      : { changesPerDay }
   return rateForPage({ ...law, importance: page.importance, ...bounds }, lambda, settings.objective)
 }
 
@@ -183,7 +191,11 @@ export function scheduledCrawlAt(page: {
  * Expected freshness of one page at its rate under the schedule that runs: periodic crawling
  * gives (ρ/Δ)(1 − e^{−Δ/ρ}) (docs/math.md 3.3), Poisson crawling ρ/(ρ+Δ) (docs/math.md 3.1).
  */
-export function expectedPageFreshness(page: RateInputs, settings: Settings, crawlsPerDay: number | null): number | null {
+export function expectedPageFreshness(
+  page: RateInputs,
+  settings: Settings,
+  crawlsPerDay: number | null,
+): number | null {
   if (crawlsPerDay === null) return null
   const objective = settings.schedule === 'periodic' ? 'freshness-periodic' : 'freshness'
   return pageFreshness(objective, crawlsPerDay, schedulingChangesPerDay(page, settings))
@@ -219,11 +231,16 @@ export function retimedCrawlAtMs(options: {
     const previousMs = previous !== null && previous > 0 ? MS_PER_DAY / previous : null
     // The share of the period a late crawl took back (nextCrawlAtMs, lateDays), kept in the new period.
     const caughtUp =
-      nextCrawlAtMs !== null && previousMs !== null ? (lastCrawledAtMs + previousMs - nextCrawlAtMs) / previousMs : Number.NaN
-    const rateSet = caughtUp >= -RATE_DUE_TOLERANCE_MS / (previousMs ?? 1) && caughtUp <= MAX_LATE_SHARE_OF_PERIOD + 1e-9
-    if (!rateSet && nextCrawlAtMs !== null && previousMs !== null && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs) return nextCrawlAtMs
+      nextCrawlAtMs !== null && previousMs !== null
+        ? (lastCrawledAtMs + previousMs - nextCrawlAtMs) / previousMs
+        : Number.NaN
+    const rateSet =
+      caughtUp >= -RATE_DUE_TOLERANCE_MS / (previousMs ?? 1) && caughtUp <= MAX_LATE_SHARE_OF_PERIOD + 1e-9
+    if (!rateSet && nextCrawlAtMs !== null && previousMs !== null && nextCrawlAtMs <= lastCrawledAtMs + 2 * periodMs)
+      return nextCrawlAtMs
     const share = rateSet ? Math.max(0, caughtUp) : 0
-    const due = lastCrawledAtMs + Math.min(periodMs * (1 - share), (options.explorationIntervalDays ?? Infinity) * MS_PER_DAY)
+    const due =
+      lastCrawledAtMs + Math.min(periodMs * (1 - share), (options.explorationIntervalDays ?? Infinity) * MS_PER_DAY)
     // A page the new rate makes overdue is due now, not as overdue as the new period says (it would jump
     // ahead of every page that is due on time). A page that was already overdue keeps its place in the due
     // order: moving it to now would put it behind every overdue page whose rate did not move (pages at their

@@ -18,9 +18,14 @@ export type FetchError = (typeof FETCH_ERRORS)[number]
  * - `throttled`: 429, the host asks to slow down;
  * - `error`: a 5xx, 408, another 4xx, a timeout or a network error: retried with backoff.
  */
-export type FetchKind = 'content' | 'notModified' | 'neutral' | 'movedPermanently' | 'notFound' | 'gone' | 'throttled' | 'error'
+export type FetchKind =
+  'content' | 'notModified' | 'neutral' | 'movedPermanently' | 'notFound' | 'gone' | 'throttled' | 'error'
 
-export function fetchKindOf(httpStatus: number | null, fetchError: FetchError | null, redirectTo: string | null = null): FetchKind {
+export function fetchKindOf(
+  httpStatus: number | null,
+  fetchError: FetchError | null,
+  redirectTo: string | null = null,
+): FetchKind {
   if (httpStatus === null) return fetchError === null ? 'content' : 'error'
   if (httpStatus >= 200 && httpStatus < 300) return 'content'
   if (httpStatus === 304) return 'notModified'
@@ -56,13 +61,19 @@ export function failureWaitDays(options: {
   const k = Math.max(1, options.failures)
   let wait: number
   if (options.kind === 'notFound' || options.kind === 'gone') {
-    wait = Math.min(Math.max(options.periodDays, first) * 4 ** (k - 1), outcomes.goneRecheckDays > 0 ? outcomes.goneRecheckDays : Infinity)
+    wait = Math.min(
+      Math.max(options.periodDays, first) * 4 ** (k - 1),
+      outcomes.goneRecheckDays > 0 ? outcomes.goneRecheckDays : Infinity,
+    )
   } else if (options.kind === 'throttled') {
     // The host said when: that is the wait. Without a Retry-After, the first retry wait (at most a period).
     if (options.retryAfterSeconds !== null) return options.retryAfterSeconds / SECONDS_PER_DAY
     wait = Math.min(options.periodDays, first)
   } else {
-    wait = Math.min(first * 2 ** (k - 1), Math.max(outcomes.maxRetryIntervalDays, Number.isFinite(options.periodDays) ? options.periodDays : 0))
+    wait = Math.min(
+      first * 2 ** (k - 1),
+      Math.max(outcomes.maxRetryIntervalDays, Number.isFinite(options.periodDays) ? options.periodDays : 0),
+    )
   }
   const retryAfter = options.retryAfterSeconds === null ? 0 : options.retryAfterSeconds / SECONDS_PER_DAY
   return Math.max(wait, retryAfter)
@@ -94,13 +105,19 @@ export function emptyHostSignals(): HostSignals {
 /** Adds one report's outcome to its host's signals. */
 export function addHostSignal(
   signals: HostSignals,
-  report: { httpStatus: number | null; fetchError: FetchError | null; retryAfterSeconds: number | null; robotsCrawlDelaySeconds: number | null },
+  report: {
+    httpStatus: number | null
+    fetchError: FetchError | null
+    retryAfterSeconds: number | null
+    robotsCrawlDelaySeconds: number | null
+  },
 ): void {
   const kind = fetchKindOf(report.httpStatus, report.fetchError)
   if (isThrottleSignal(report.httpStatus, report.retryAfterSeconds)) signals.throttled++
   else if (kind === 'error') signals.errors++
   else if (kind === 'content' || kind === 'notModified') signals.successes++
-  if (report.retryAfterSeconds !== null) signals.retryAfterSeconds = Math.max(signals.retryAfterSeconds ?? 0, report.retryAfterSeconds)
+  if (report.retryAfterSeconds !== null)
+    signals.retryAfterSeconds = Math.max(signals.retryAfterSeconds ?? 0, report.retryAfterSeconds)
   if (report.robotsCrawlDelaySeconds !== null) signals.robotsCrawlDelaySeconds = report.robotsCrawlDelaySeconds
 }
 

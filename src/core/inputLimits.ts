@@ -44,5 +44,7 @@ export function importanceSchema() {
     .number()
     .min(0, { error: 'must be 0 or more' })
     .max(MAX_IMPORTANCE, { error: `must be at most ${MAX_IMPORTANCE}` })
-    .refine((v) => v === 0 || v >= MIN_POSITIVE_IMPORTANCE, { error: `must be 0 or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}` })
+    .refine((v) => v === 0 || v >= MIN_POSITIVE_IMPORTANCE, {
+      error: `must be 0 or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}`,
+    })
 }

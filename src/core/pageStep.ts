@@ -12,7 +12,14 @@
  * measures the code that ships. Pure: no I/O and no clock (the time comes in the context), randomness
  * only from the context's source (the Poisson schedule's draws).
  */
-import { emptyEstimatorState, estimateOf, schedulingHistory, stepEstimators, type EstimatorSettings, type EstimatorState } from '../math/estimators/index.ts'
+import {
+  emptyEstimatorState,
+  estimateOf,
+  schedulingHistory,
+  stepEstimators,
+  type EstimatorSettings,
+  type EstimatorState,
+} from '../math/estimators/index.ts'
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
 import { failureWaitDays, fetchKindOf, goneRecheckAtMs, type FetchError, type FetchKind } from './fetchOutcomes.ts'
@@ -86,7 +93,10 @@ export interface PageState {
 }
 
 /** A page that was just registered: never crawled, due at `nowMs`. */
-export function newPageState(page: { host: string; importance?: number; minCrawlsPerDay?: number | null; maxCrawlsPerDay?: number | null }, nowMs: number): PageState {
+export function newPageState(
+  page: { host: string; importance?: number; minCrawlsPerDay?: number | null; maxCrawlsPerDay?: number | null },
+  nowMs: number,
+): PageState {
   return {
     host: page.host,
     importance: page.importance ?? 1,
@@ -250,13 +260,22 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
   const fetch = fetchKindOf(crawl.httpStatus, crawl.fetchError, crawl.redirectTo)
   const hasContent = fetch === 'content' || fetch === 'notModified'
   let changed = crawl.changed
-  if (hasContent && changed === null && crawl.contentHash !== null && page.lastContentHash !== null && page.intervalStartAtMs !== null) {
+  if (
+    hasContent &&
+    changed === null &&
+    crawl.contentHash !== null &&
+    page.lastContentHash !== null &&
+    page.intervalStartAtMs !== null
+  ) {
     changed = crawl.contentHash !== page.lastContentHash
   }
   if (changed === null && fetch === 'notModified') changed = false
   const hasBaseline = page.intervalStartAtMs !== null
   if (fetch === 'content' && hasBaseline && changed === null && crawl.contentHash === null) {
-    return { page, outcome: { kind: 'rejected', reason: 'changed or contentHash is required after the first crawl of a page' } }
+    return {
+      page,
+      outcome: { kind: 'rejected', reason: 'changed or contentHash is required after the first crawl of a page' },
+    }
   }
 
   const next: PageState = {
@@ -267,7 +286,18 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
     lastHttpStatus: crawl.httpStatus ?? page.lastHttpStatus,
   }
   const { settings } = ctx
-  if (!hasContent) return { page: failedOrElsewhere(next, page, crawl, fetch, ctx), outcome: { kind: 'inOrder', changed: null, applied: false, intervalSeconds: null, fetch, redirectTo: fetch === 'movedPermanently' && settings.outcomes.followRedirects ? crawl.redirectTo : null } }
+  if (!hasContent)
+    return {
+      page: failedOrElsewhere(next, page, crawl, fetch, ctx),
+      outcome: {
+        kind: 'inOrder',
+        changed: null,
+        applied: false,
+        intervalSeconds: null,
+        fetch,
+        redirectTo: fetch === 'movedPermanently' && settings.outcomes.followRedirects ? crawl.redirectTo : null,
+      },
+    }
 
   next.status = 'active'
   next.consecutiveFailures = 0
@@ -282,23 +312,36 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
   if (hasBaseline && changed !== null) {
     const intervalMs = crawl.crawledAtMs - page.intervalStartAtMs!
     const state = page.estimator ?? emptyEstimatorState()
-    const ageDays = crawl.lastModifiedMs === null ? null : Math.max(0, crawl.crawledAtMs - crawl.lastModifiedMs) / MS_PER_DAY
+    const ageDays =
+      crawl.lastModifiedMs === null ? null : Math.max(0, crawl.crawledAtMs - crawl.lastModifiedMs) / MS_PER_DAY
     closedIntervalDays = intervalMs / MS_PER_DAY
     wasProbing = allIntervalsChanged(schedulingHistory(state, settings.estimator))
-    next.estimator = stepEstimators(state, { intervalDays: closedIntervalDays, changed, ageDays }, ctx.estimatorSettings)
+    next.estimator = stepEstimators(
+      state,
+      { intervalDays: closedIntervalDays, changed, ageDays },
+      ctx.estimatorSettings,
+    )
     next.changesPerDay = ctx.knownChangesPerDay ?? estimateOf(next.estimator, settings.estimator, ctx.estimatorSettings)
     next.intervals = page.intervals + 1
     if (changed) {
       next.changes = page.changes + 1
       // Last-Modified inside the interval dates the change more precisely than the crawl does.
       const lm = crawl.lastModifiedMs
-      next.lastChangedAtMs = lm !== null && lm > page.intervalStartAtMs! && lm <= crawl.crawledAtMs ? lm : crawl.crawledAtMs
+      next.lastChangedAtMs =
+        lm !== null && lm > page.intervalStartAtMs! && lm <= crawl.crawledAtMs ? lm : crawl.crawledAtMs
     }
     // Noise: even the shortest probe saw a change, and so did every interval before it.
     next.noisy = changed ? page.noisy || (wasProbing && closedIntervalDays <= NOISE_INTERVAL_DAYS) : false
     next.intervalStartAtMs = crawl.crawledAtMs
     next.lastContentHash = crawl.contentHash ?? (changed ? null : page.lastContentHash)
-    outcome = { kind: 'inOrder', changed, applied: true, intervalSeconds: intervalMs / MS_PER_SECOND, fetch, redirectTo: null }
+    outcome = {
+      kind: 'inOrder',
+      changed,
+      applied: true,
+      intervalSeconds: intervalMs / MS_PER_SECOND,
+      fetch,
+      redirectTo: null,
+    }
   } else {
     // A baseline (or a new one): no change information.
     next.intervalStartAtMs = crawl.crawledAtMs
@@ -317,7 +360,9 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
     nowMs: ctx.nowMs,
     random: ctx.random,
     lateDays:
-      ctx.catchUpLateness && page.nextCrawlAtMs !== null && page.status === 'active' ? Math.max(0, crawl.crawledAtMs - page.nextCrawlAtMs) / MS_PER_DAY : 0,
+      ctx.catchUpLateness && page.nextCrawlAtMs !== null && page.status === 'active'
+        ? Math.max(0, crawl.crawledAtMs - page.nextCrawlAtMs) / MS_PER_DAY
+        : 0,
     earlyIntervalDays: early
       ? earlyCrawlIntervalDays({
           ...schedulingHistory(next.estimator ?? emptyEstimatorState(), settings.estimator),
@@ -342,30 +387,67 @@ function pageRate(page: PageState, ctx: StepContext): number {
 }
 
 /** A fetch without content: a failure (backoff, maybe gone), a permanent redirect, or a neutral answer. */
-function failedOrElsewhere(next: PageState, page: PageState, crawl: CrawlReport, fetch: FetchKind, ctx: StepContext): PageState {
+function failedOrElsewhere(
+  next: PageState,
+  page: PageState,
+  crawl: CrawlReport,
+  fetch: FetchKind,
+  ctx: StepContext,
+): PageState {
   const { outcomes } = ctx.settings
   if (fetch === 'movedPermanently') {
-    return { ...next, status: 'redirected', redirectTo: crawl.redirectTo, consecutiveFailures: 0, crawlsPerDay: 0, nextCrawlAtMs: null }
+    return {
+      ...next,
+      status: 'redirected',
+      redirectTo: crawl.redirectTo,
+      consecutiveFailures: 0,
+      crawlsPerDay: 0,
+      nextCrawlAtMs: null,
+    }
   }
   const rate = pageRate(page, ctx)
   const periodDays = rate > 0 ? 1 / rate : Infinity
   if (fetch === 'neutral') {
-    return { ...next, crawlsPerDay: rate, nextCrawlAtMs: Number.isFinite(periodDays) ? crawl.crawledAtMs + periodDays * MS_PER_DAY : null }
+    return {
+      ...next,
+      crawlsPerDay: rate,
+      nextCrawlAtMs: Number.isFinite(periodDays) ? crawl.crawledAtMs + periodDays * MS_PER_DAY : null,
+    }
   }
   if (fetch === 'throttled') {
     // The host asks to slow down: no failure of the page. Wait for Retry-After (the host's pace adapts too).
-    const waitDays = failureWaitDays({ kind: 'throttled', failures: 1, periodDays, retryAfterSeconds: crawl.retryAfterSeconds, outcomes })
+    const waitDays = failureWaitDays({
+      kind: 'throttled',
+      failures: 1,
+      periodDays,
+      retryAfterSeconds: crawl.retryAfterSeconds,
+      outcomes,
+    })
     return { ...next, crawlsPerDay: rate, nextCrawlAtMs: crawl.crawledAtMs + waitDays * MS_PER_DAY }
   }
   const failures = page.consecutiveFailures + 1
-  const dead = (fetch === 'notFound' && failures >= outcomes.goneAfterNotFound) || (fetch === 'gone' && failures >= outcomes.goneAfterGone)
+  const dead =
+    (fetch === 'notFound' && failures >= outcomes.goneAfterNotFound) ||
+    (fetch === 'gone' && failures >= outcomes.goneAfterGone)
   if (dead || page.status === 'gone') {
     // A gone page that fails again stays gone: only a 2xx brings it back.
-    return { ...next, status: 'gone', consecutiveFailures: failures, crawlsPerDay: 0, nextCrawlAtMs: goneRecheckAtMs(crawl.crawledAtMs, outcomes) }
+    return {
+      ...next,
+      status: 'gone',
+      consecutiveFailures: failures,
+      crawlsPerDay: 0,
+      nextCrawlAtMs: goneRecheckAtMs(crawl.crawledAtMs, outcomes),
+    }
   }
   const kind = fetch === 'notFound' || fetch === 'gone' ? fetch : 'error'
   const waitDays = failureWaitDays({ kind, failures, periodDays, retryAfterSeconds: crawl.retryAfterSeconds, outcomes })
-  return { ...next, status: 'failing', consecutiveFailures: failures, crawlsPerDay: rate, nextCrawlAtMs: crawl.crawledAtMs + waitDays * MS_PER_DAY }
+  return {
+    ...next,
+    status: 'failing',
+    consecutiveFailures: failures,
+    crawlsPerDay: rate,
+    nextCrawlAtMs: crawl.crawledAtMs + waitDays * MS_PER_DAY,
+  }
 }
 
 /** What retimePage reads of a page. */
@@ -404,11 +486,17 @@ type Retimed = Pick<PageState, 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs
 export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeOptions = {}): Retimed {
   const { settings } = ctx
   // A gone or redirected page is out of the budget, and a failing page's retry time is the backoff's.
-  if (page.status === 'gone' || page.status === 'redirected') return { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs }
-  const changesPerDay = options.reestimate && page.estimator !== null ? estimateOf(page.estimator, settings.estimator, ctx.estimatorSettings) : page.changesPerDay
+  if (page.status === 'gone' || page.status === 'redirected')
+    return { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs }
+  const changesPerDay =
+    options.reestimate && page.estimator !== null
+      ? estimateOf(page.estimator, settings.estimator, ctx.estimatorSettings)
+      : page.changesPerDay
   const crawlsPerDay =
     options.solvedCrawlsPerDay ??
-    (page.noisy ? pageBounds(page, settings).minCrawlsPerDay : crawlsPerDayFor({ ...page, changesPerDay }, settings, lambdaForHost(ctx.optimizer, page.host)))
+    (page.noisy
+      ? pageBounds(page, settings).minCrawlsPerDay
+      : crawlsPerDayFor({ ...page, changesPerDay }, settings, lambdaForHost(ctx.optimizer, page.host)))
   if (page.status === 'failing') return { changesPerDay, crawlsPerDay, nextCrawlAtMs: page.nextCrawlAtMs }
   const nextMs = retimedCrawlAtMs({
     lastCrawledAtMs: page.lastCrawledAtMs,
@@ -433,7 +521,10 @@ const RETIME_RELATIVE_CHANGE = 1e-9
 
 /** Whether a solved rate differs from the stored one enough to re-time the page (RETIME_RELATIVE_CHANGE). */
 export function rateMoved(oldCrawlsPerDay: number | null, newCrawlsPerDay: number): boolean {
-  return oldCrawlsPerDay === null || Math.abs(newCrawlsPerDay - oldCrawlsPerDay) > RETIME_RELATIVE_CHANGE * Math.max(Math.abs(oldCrawlsPerDay), 1e-12)
+  return (
+    oldCrawlsPerDay === null ||
+    Math.abs(newCrawlsPerDay - oldCrawlsPerDay) > RETIME_RELATIVE_CHANGE * Math.max(Math.abs(oldCrawlsPerDay), 1e-12)
+  )
 }
 
 /**
@@ -448,7 +539,9 @@ export function releasedDueAtMs(
   nowMs: number,
 ): number | null {
   if (release.reason === 'retry') {
-    return release.retryAfterSeconds === null ? (page.nextCrawlAtMs ?? nowMs) : nowMs + release.retryAfterSeconds * MS_PER_SECOND
+    return release.retryAfterSeconds === null
+      ? (page.nextCrawlAtMs ?? nowMs)
+      : nowMs + release.retryAfterSeconds * MS_PER_SECOND
   }
   return page.crawlsPerDay !== null && page.crawlsPerDay > 0 ? nowMs + MS_PER_DAY / page.crawlsPerDay : null
 }
@@ -503,7 +596,12 @@ export function replayHistory(
     const step = applyCrawl(state, report, replayCtx)
     if (step.outcome.kind === 'inOrder') {
       state = step.page
-      crawls.push({ crawledAtMs: report.crawledAtMs, changed: step.outcome.changed, applied: step.outcome.applied, intervalSeconds: step.outcome.intervalSeconds })
+      crawls.push({
+        crawledAtMs: report.crawledAtMs,
+        changed: step.outcome.changed,
+        applied: step.outcome.applied,
+        intervalSeconds: step.outcome.intervalSeconds,
+      })
     } else if (step.outcome.kind === 'rejected') {
       // It was stored as a baseline or a late crawl: the content it saw is unrelated to the one before, so it
       // starts a new baseline.

@@ -10,22 +10,31 @@ import { SECONDS_PER_DAY } from '../math/units.ts'
  */
 const llnAlphaSchema = z
   .union([z.enum(['1/k', '1/sqrt(k)']), z.number().gt(0).lt(1)])
-  .describe('LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent).')
+  .describe(
+    'LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent).',
+  )
 
 export const estimatorNameSchema = z
   .enum(ESTIMATOR_NAMES)
-  .meta({ id: 'EstimatorName', description: 'The change-rate estimator that drives scheduling (docs/math.md section 1).' })
+  .meta({
+    id: 'EstimatorName',
+    description: 'The change-rate estimator that drives scheduling (docs/math.md section 1).',
+  })
 
 const settingsShape = {
-  budgetCrawlsPerDay: positiveRateSchema().describe(`Total crawl budget R, crawls per day (${MIN_POSITIVE_RATE_PER_DAY} to ${MAX_RATE_PER_DAY}).`),
+  budgetCrawlsPerDay: positiveRateSchema().describe(
+    `Total crawl budget R, crawls per day (${MIN_POSITIVE_RATE_PER_DAY} to ${MAX_RATE_PER_DAY}).`,
+  ),
   objective: z
     .enum(['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'])
     .describe(
-      'Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page\'s fitted age law (Poisson where its crawls do not show another).',
+      "Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).",
     ),
   schedule: z.enum(['periodic', 'poisson']).describe('How nextCrawlAt is drawn from crawlsPerDay.'),
   estimator: estimatorNameSchema,
-  defaultChangesPerDay: positiveRateSchema().describe('Prior change rate for pages without an estimate; also y_0 of the SA estimator.'),
+  defaultChangesPerDay: positiveRateSchema().describe(
+    'Prior change rate for pages without an estimate; also y_0 of the SA estimator.',
+  ),
   minCrawlsPerDay: rateSchema().describe('Default lower bound (exploration floor) of every page.'),
   maxCrawlsPerDay: positiveRateSchema().nullable().describe('Default upper bound; null = none.'),
   minChangesPerDay: rateSchema().describe('Every reported estimate is clipped to at least this.'),
@@ -47,7 +56,12 @@ const settingsShape = {
   }),
   outcomes: z
     .object({
-      goneAfterNotFound: z.number().int().min(1).max(1000).describe('Consecutive 404 answers after which a page is gone.'),
+      goneAfterNotFound: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .describe('Consecutive 404 answers after which a page is gone.'),
       goneAfterGone: z.number().int().min(1).max(1000).describe('Consecutive 410 answers after which a page is gone.'),
       goneRecheckDays: z
         .number()
@@ -58,13 +72,17 @@ const settingsShape = {
         .number()
         .min(1)
         .max(SECONDS_PER_DAY)
-        .describe('First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure.'),
+        .describe(
+          'First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure.',
+        ),
       maxRetryIntervalDays: z
         .number()
         .positive()
         .max(365)
         .describe("The retry wait stops growing at the larger of this and the page's period."),
-      followRedirects: z.boolean().describe('A 301 or 308 with redirectTo registers the target page (with the importance of the source).'),
+      followRedirects: z
+        .boolean()
+        .describe('A 301 or 308 with redirectTo registers the target page (with the importance of the source).'),
     })
     .describe('What fetch outcomes do to a page (docs/api.md "Fetch outcomes").'),
   urls: urlRulesSchema,
@@ -130,7 +148,8 @@ export const settingsPatchSchema = z
   .strict()
   .meta({
     id: 'SettingsPatch',
-    description: 'A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400.',
+    description:
+      'A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400.',
   })
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>

@@ -27,7 +27,10 @@ const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/
  * in document order. `skip` names pointers whose subtree is checked elsewhere (e.g. items of a batch
  * checked one by one). Iterative, so a deeply nested body cannot exhaust the stack.
  */
-export function findTextProblems(value: unknown, options: { limit?: number; skip?: (pointer: string) => boolean } = {}): TextProblemAt[] {
+export function findTextProblems(
+  value: unknown,
+  options: { limit?: number; skip?: (pointer: string) => boolean } = {},
+): TextProblemAt[] {
   const limit = options.limit ?? 20
   const found: TextProblemAt[] = []
   const stack: { value: unknown; pointer: string }[] = [{ value, pointer: '' }]

@@ -19,7 +19,14 @@ export const MAX_TIMESTAMP_MS = STORABLE_MAX_MS
 export function readTimestamp(value: string): { ms: number } | { error: string } {
   const m = RFC3339.exec(value)
   if (!m) return { error: 'not an RFC 3339 timestamp' }
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
   const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) {
@@ -28,7 +35,8 @@ export function readTimestamp(value: string): { ms: number } | { error: string }
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return { error: 'not an RFC 3339 timestamp' }
   const ms = Date.parse(value)
   if (!Number.isFinite(ms)) return { error: 'not an RFC 3339 timestamp' }
-  if (ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) return { error: 'outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z' }
+  if (ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS)
+    return { error: 'outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z' }
   return { ms }
 }
 

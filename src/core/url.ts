@@ -14,7 +14,10 @@ const queryParameterPatternSchema = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^&=#*\s]+\*?$/, 'a parameter name, or a prefix followed by one *: no &, =, # or white space, and * only at the end')
+  .regex(
+    /^[^&=#*\s]+\*?$/,
+    'a parameter name, or a prefix followed by one *: no &, =, # or white space, and * only at the end',
+  )
 
 export const urlRulesSchema = z
   .strictObject({
@@ -24,11 +27,15 @@ export const urlRulesSchema = z
     dropQueryParameters: z
       .array(queryParameterPatternSchema)
       .max(1000)
-      .describe('Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case.'),
+      .describe(
+        'Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case.',
+      ),
     dropEmptyQuery: z.boolean().describe('Drop a `?` with nothing after it.'),
     normalizePercentEncoding: z
       .boolean()
-      .describe('In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others.'),
+      .describe(
+        'In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others.',
+      ),
     dropTrailingDotInHost: z.boolean().describe('`example.com.` is `example.com`.'),
     dropWww: z
       .boolean()
@@ -39,7 +46,9 @@ export const urlRulesSchema = z
     collapseSlashes: z.boolean().describe('`/a//b` is `/a/b` (off by default: some sites serve other pages there).'),
     lowercasePath: z
       .boolean()
-      .describe('Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case.'),
+      .describe(
+        'Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case.',
+      ),
   })
   .describe(
     'How a page URL is made canonical (docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; ' +
@@ -230,7 +239,8 @@ export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { err
 
   const hostname = canonicalHostname(parsed.hostname, rules)
   if (hostname === '') return { error: 'url has no host' }
-  const userinfo = parsed.username || parsed.password ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''
+  const userinfo =
+    parsed.username || parsed.password ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''
   const port = parsed.port ? `:${parsed.port}` : ''
   const path = canonicalPath(parsed.pathname, rules)
   const search = canonicalQuery(query, rules)
@@ -240,7 +250,8 @@ export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { err
   } catch {
     return { error: 'url has no valid host once canonical' }
   }
-  if (result.href.length > MAX_URL_LENGTH) return { error: `url is longer than ${MAX_URL_LENGTH} characters once canonical` }
+  if (result.href.length > MAX_URL_LENGTH)
+    return { error: `url is longer than ${MAX_URL_LENGTH} characters once canonical` }
   return { url: result.href, host: result.host }
 }
 
@@ -257,7 +268,15 @@ export function canonicalHostName(raw: string, rules: UrlRules): string | null {
   } catch {
     return null
   }
-  if (parsed.host === '' || parsed.pathname !== '/' || parsed.username || parsed.password || parsed.search || parsed.hash || /[/?#@\\]/.test(raw)) {
+  if (
+    parsed.host === '' ||
+    parsed.pathname !== '/' ||
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash ||
+    /[/?#@\\]/.test(raw)
+  ) {
     return null
   }
   const hostname = canonicalHostname(parsed.hostname, rules)

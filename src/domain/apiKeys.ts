@@ -35,7 +35,10 @@ interface CreatedApiKey {
  * Creates a key and returns it in clear, once; it cannot be shown again. Every replica learns of it
  * at commit (API_KEYS_CHANNEL), so it works at once and, as the first key, ends open loopback access.
  */
-export async function createApiKey(deps: Pick<DomainDeps, 'pool'>, options: { name: string; role: Role }): Promise<CreatedApiKey> {
+export async function createApiKey(
+  deps: Pick<DomainDeps, 'pool'>,
+  options: { name: string; role: Role },
+): Promise<CreatedApiKey> {
   const key = `rk_${randomBytes(32).toString('base64url')}`
   const { id, first } = await withTransaction(deps.pool, async (c) => {
     const activeBefore = await countActiveKeys(c)
@@ -77,7 +80,10 @@ export function isApiKeyId(id: string): boolean {
 }
 
 /** Calls `onChange` whenever keys may have changed in any process (see Database.subscribe). */
-export function watchApiKeyChanges(db: Pick<Database, 'subscribe'>, onChange: () => void): Promise<() => Promise<void>> {
+export function watchApiKeyChanges(
+  db: Pick<Database, 'subscribe'>,
+  onChange: () => void,
+): Promise<() => Promise<void>> {
   return db.subscribe(API_KEYS_CHANNEL, onChange)
 }
 

@@ -60,7 +60,10 @@ export const observationListSchema = z
     observations: z.array(observationSchema),
     nextCursor: z.string().nullable().describe('Pass as before for the next items; null at the end.'),
   })
-  .meta({ id: 'ObservationList', description: "A page's observations, newest first, one response of a cursor listing." })
+  .meta({
+    id: 'ObservationList',
+    description: "A page's observations, newest first, one response of a cursor listing.",
+  })
 
 function toObservationView(o: ObservationRow): ObservationView {
   return {
@@ -85,7 +88,8 @@ export async function listPageObservations(
   let before: Date | null = null
   if (options.before !== null) {
     const read = readTimestamp(options.before)
-    if ('error' in read) throw new InvalidInputError(`before is ${read.error}`, [{ path: '/querystring/before', message: read.error }])
+    if ('error' in read)
+      throw new InvalidInputError(`before is ${read.error}`, [{ path: '/querystring/before', message: read.error }])
     before = new Date(read.ms)
   }
   const page = isPageId(pageId) ? await getPageById(deps.pool, pageId) : null
@@ -101,7 +105,9 @@ export async function listPageObservations(
 
 const estimateSchema = z
   .object({
-    name: z.string().describe('An online estimator (EstimatorName), or mleExact / momentMatchingExact from the stored history.'),
+    name: z
+      .string()
+      .describe('An online estimator (EstimatorName), or mleExact / momentMatchingExact from the stored history.'),
     changesPerDay: z.number().nullable(),
     ci95: z
       .array(z.number())
@@ -119,44 +125,57 @@ const estimateSchema = z
 type EstimateEntry = z.infer<typeof estimateSchema>
 
 /** The update-interval distribution of docs/math.md 2.2, as the estimates endpoint shows it. */
-const updateDistributionSchema = z
-  .object({
-    method: z.enum(['M2', 'M4', 'M6']).describe('M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).'),
-    reason: z.string().describe('Why this method: the share of crawls with an age and the variation of the crawl intervals.'),
-    ageCdf: z.array(z.object({ ageDays: z.number(), cdf: z.number() })).describe('G_U: the distribution of the content’s age at a random time.'),
-    intervalCdf: z
-      .array(z.object({ intervalDays: z.number(), cdf: z.number() }))
-      .nullable()
-      .describe('F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0).'),
-    latticeDays: z.number().nullable().describe('Crawl interval Δ when G_U is known only at its multiples (M4).'),
-    meanUpdateIntervalDays: z.number().nullable().describe('1/g_U(0); null when not identified.'),
-    meanUpdateIntervalBoundDays: z.number().nullable().describe('Upper bound of the mean update interval, x/G_U(x) at the first point.'),
-    coefficientOfVariation: z.number().nullable().describe('CV of the update intervals, from E[A] = μE[U²]/2.'),
-    note: z.string().describe('What the data identify and what they do not.'),
-    poissonFit: z
-      .object({
-        verdict: z.enum(['consistent-with-poisson', 'not-poisson', 'cannot-tell']),
-        changesPerDay: z.number().nullable().describe('The Poisson model’s rate estimate the curve is compared with.'),
-        distance: z.number().nullable().describe('sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified.'),
-        distanceBand95: z.number().nullable().describe('95th percentile of the distance for Poisson pages with the same crawls.'),
-        pValue: z.number().nullable().describe('Parametric-bootstrap p-value of the distance.'),
-        level: z.number().describe('not-poisson when pValue ≤ level.'),
-        bootstrapSamples: z.number().int(),
+const updateDistributionSchema = z.object({
+  method: z
+    .enum(['M2', 'M4', 'M6'])
+    .describe('M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).'),
+  reason: z
+    .string()
+    .describe('Why this method: the share of crawls with an age and the variation of the crawl intervals.'),
+  ageCdf: z
+    .array(z.object({ ageDays: z.number(), cdf: z.number() }))
+    .describe('G_U: the distribution of the content’s age at a random time.'),
+  intervalCdf: z
+    .array(z.object({ intervalDays: z.number(), cdf: z.number() }))
+    .nullable()
+    .describe(
+      'F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0).',
+    ),
+  latticeDays: z.number().nullable().describe('Crawl interval Δ when G_U is known only at its multiples (M4).'),
+  meanUpdateIntervalDays: z.number().nullable().describe('1/g_U(0); null when not identified.'),
+  meanUpdateIntervalBoundDays: z
+    .number()
+    .nullable()
+    .describe('Upper bound of the mean update interval, x/G_U(x) at the first point.'),
+  coefficientOfVariation: z.number().nullable().describe('CV of the update intervals, from E[A] = μE[U²]/2.'),
+  note: z.string().describe('What the data identify and what they do not.'),
+  poissonFit: z
+    .object({
+      verdict: z.enum(['consistent-with-poisson', 'not-poisson', 'cannot-tell']),
+      changesPerDay: z.number().nullable().describe('The Poisson model’s rate estimate the curve is compared with.'),
+      distance: z.number().nullable().describe('sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified.'),
+      distanceBand95: z
+        .number()
+        .nullable()
+        .describe('95th percentile of the distance for Poisson pages with the same crawls.'),
+      pValue: z.number().nullable().describe('Parametric-bootstrap p-value of the distance.'),
+      level: z.number().describe('not-poisson when pValue ≤ level.'),
+      bootstrapSamples: z.number().int(),
+      note: z.string(),
+    })
+    .describe('Test of the Poisson hypothesis (docs/math.md 2.2).'),
+  comparisons: z
+    .array(
+      z.object({
+        method: z.enum(['M1', 'M3', 'M5']),
+        estimates: z.enum(['F_U', 'G_U']),
+        points: z.array(z.object({ days: z.number(), cdf: z.number() })),
+        meanDays: z.number().nullable(),
         note: z.string(),
-      })
-      .describe('Test of the Poisson hypothesis (docs/math.md 2.2).'),
-    comparisons: z
-      .array(
-        z.object({
-          method: z.enum(['M1', 'M3', 'M5']),
-          estimates: z.enum(['F_U', 'G_U']),
-          points: z.array(z.object({ days: z.number(), cdf: z.number() })),
-          meanDays: z.number().nullable(),
-          note: z.string(),
-        }),
-      )
-      .describe('M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples.'),
-  })
+      }),
+    )
+    .describe('M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples.'),
+})
 
 type UpdateDistributionView = z.infer<typeof updateDistributionSchema>
 type ComparisonView = UpdateDistributionView['comparisons'][number]
@@ -175,7 +194,9 @@ export const estimatesSchema = z
     changeClasses: z.array(z.object({ name: z.string(), changesPerDay: z.number(), probability: z.number() })),
     localRate: z
       .object({
-        changesPerDay: z.number().describe('The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none.'),
+        changesPerDay: z
+          .number()
+          .describe('The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none.'),
         trend: z.enum(['rising', 'falling', 'constant']),
         beta: z.number().describe('β̃ of the latest window (β̂ with 3 points or fewer).'),
         points: z.number().int().describe('Update points in the latest window.'),
@@ -188,7 +209,9 @@ export const estimatesSchema = z
               changesPerDay: z.number().nullable(),
             }),
           )
-          .describe('Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates.'),
+          .describe(
+            'Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates.',
+          ),
         windows: z
           .array(
             z.object({
@@ -198,7 +221,10 @@ export const estimatesSchema = z
               trend: z.enum(['rising', 'falling', 'constant']),
               beta: z.number(),
               meanChangesPerDay: z.number().describe('n over the window’s length.'),
-              endChangesPerDay: z.number().nullable().describe('λ̌ at the window’s last point; null with 3 points or fewer.'),
+              endChangesPerDay: z
+                .number()
+                .nullable()
+                .describe('λ̌ at the window’s last point; null with 3 points or fewer.'),
             }),
           )
           .describe('Windows of consistent trend over the whole history, oldest first (the last is the current one).'),
@@ -211,7 +237,8 @@ export const estimatesSchema = z
   })
   .meta({
     id: 'Estimates',
-    description: 'Every estimator the page history supports, with confidence intervals, change classes and the update distribution.',
+    description:
+      'Every estimator the page history supports, with confidence intervals, change classes and the update distribution.',
   })
 
 /**
@@ -220,7 +247,10 @@ export const estimatesSchema = z
  * recomputed from the stored history, the change-class probabilities, the localised NHPP rate, and
  * the estimated age distribution of the update process.
  */
-export async function pageEstimates(deps: Pick<DomainDeps, 'pool' | 'clock'>, pageId: string): Promise<z.infer<typeof estimatesSchema>> {
+export async function pageEstimates(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  pageId: string,
+): Promise<z.infer<typeof estimatesSchema>> {
   const { pool } = deps
   const nowMs = deps.clock.nowMs()
   const page = isPageId(pageId) ? await getPageById(pool, pageId) : null

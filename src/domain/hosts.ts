@@ -36,7 +36,9 @@ export const hostLimitsSchema = z
       .number()
       .min(0)
       .max(SECONDS_PER_DAY)
-      .refine((v) => v === 0 || v >= MIN_POSITIVE_DELAY_SECONDS, { error: `must be 0 or ${MIN_POSITIVE_DELAY_SECONDS} to 86400 seconds` })
+      .refine((v) => v === 0 || v >= MIN_POSITIVE_DELAY_SECONDS, {
+        error: `must be 0 or ${MIN_POSITIVE_DELAY_SECONDS} to 86400 seconds`,
+      })
       .nullable()
       .optional()
       .describe('Minimum time between two leased pages of the host; null or absent = none.'),
@@ -45,21 +47,31 @@ export const hostLimitsSchema = z
   .refine((b) => b.maxCrawlsPerDay !== undefined || b.minDelaySeconds !== undefined, {
     message: 'give maxCrawlsPerDay, minDelaySeconds or both (null = no limit)',
   })
-  .meta({ id: 'HostLimits', description: 'PUT semantics: both limits are replaced; an absent one is null. At least one must be given.' })
+  .meta({
+    id: 'HostLimits',
+    description: 'PUT semantics: both limits are replaced; an absent one is null. At least one must be given.',
+  })
 
 export const hostSchema = z
   .object({
     host: z.string(),
     maxCrawlsPerDay: z.number().nullable().describe('Cap on the host’s total crawl rate; null = none.'),
     minDelaySeconds: z.number().nullable().describe('Minimum time between two leased pages of the host; null = none.'),
-    crawlDelaySeconds: z.number().nullable().describe('The robots.txt Crawl-delay crawlers reported for the host (robotsCrawlDelaySeconds); null = none.'),
+    crawlDelaySeconds: z
+      .number()
+      .nullable()
+      .describe('The robots.txt Crawl-delay crawlers reported for the host (robotsCrawlDelaySeconds); null = none.'),
     throttleDelaySeconds: z
       .number()
       .nullable()
-      .describe('Adaptive delay: doubles when the host answers 429 (or 503 with Retry-After) or mostly errors, shrinks again with every normal answer; null = none.'),
+      .describe(
+        'Adaptive delay: doubles when the host answers 429 (or 503 with Retry-After) or mostly errors, shrinks again with every normal answer; null = none.',
+      ),
     paceSeconds: z
       .number()
-      .describe('The time between two leased pages of the host: the largest of minDelaySeconds, crawlDelaySeconds and throttleDelaySeconds. A paced host also gets at most 86,400 / pace crawls per day from the optimiser.'),
+      .describe(
+        'The time between two leased pages of the host: the largest of minDelaySeconds, crawlDelaySeconds and throttleDelaySeconds. A paced host also gets at most 86,400 / pace crawls per day from the optimiser.',
+      ),
     pages: z.number().int().describe('Pages registered on the host.'),
   })
   .meta({ id: 'Host', description: 'A host with politeness limits or pacing.' })

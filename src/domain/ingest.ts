@@ -1,16 +1,49 @@
 import { MS_PER_SECOND } from '../math/units.ts'
 import { throttledHosts, writeHostPacing, type HostPacingRow, type HostPacingUpdate } from '../store/hostsRepo.ts'
-import { addHostSignal, emptyHostSignals, nextThrottleDelaySeconds, type FetchError, type HostSignals } from '../core/fetchOutcomes.ts'
+import {
+  addHostSignal,
+  emptyHostSignals,
+  nextThrottleDelaySeconds,
+  type FetchError,
+  type HostSignals,
+} from '../core/fetchOutcomes.ts'
 import { hostOfUrl } from '../core/url.ts'
-import { crawlKey, insertObservations, reportedHistory, rewriteCrawlOutcomes, storedCrawls, type ObservationInsert } from '../store/observationsRepo.ts'
-import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite, type PageRow } from '../store/pagesRepo.ts'
+import {
+  crawlKey,
+  insertObservations,
+  reportedHistory,
+  rewriteCrawlOutcomes,
+  storedCrawls,
+  type ObservationInsert,
+} from '../store/observationsRepo.ts'
+import {
+  insertMissingPages,
+  lockPagesByUrl,
+  writeCrawledPages,
+  type CrawledPageWrite,
+  type PageRow,
+} from '../store/pagesRepo.ts'
 import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
-import { checkReport, type CheckedReport, type ObservationReceipt, type ObservationReport, type RejectedItem } from '../core/crawlReports.ts'
+import {
+  checkReport,
+  type CheckedReport,
+  type ObservationReceipt,
+  type ObservationReport,
+  type RejectedItem,
+} from '../core/crawlReports.ts'
 import { handOutBudget, leaseMismatch } from './leases.ts'
-import { applyCrawl, replayHistory, stepContext, type CrawlOutcome, type PageState, type PageStatus, type StepContext } from '../core/pageStep.ts'
+import {
+  applyCrawl,
+  replayHistory,
+  stepContext,
+  type CrawlOutcome,
+  type PageState,
+  type PageStatus,
+  type StepContext,
+} from '../core/pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'
 import { settingsFromStored } from '../core/settings.ts'
 import { parseTimestampMs } from '../core/timestamps.ts'
@@ -54,8 +87,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
-    ctx.catchUpLateness =
-      (await availableHandOutTokens(client, handOutBudget(settings, new Date(nowMs)))) >= 1
+    ctx.catchUpLateness = (await availableHandOutTokens(client, handOutBudget(settings, new Date(nowMs)))) >= 1
     const batch = new BatchResult()
     if (settings.registerUnknownPages) {
       batch.pagesRegistered = await insertMissingPages(
@@ -67,12 +99,23 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     const rows = await lockPagesByUrl(client, [...byUrl.keys()])
     const rowByUrl = new Map(rows.map((r) => [r.url, r]))
     for (const [url, reports] of byUrl) {
-      if (!rowByUrl.has(url)) for (const r of reports) batch.rejected.push({ index: r.index, reason: 'unknown page (registration of unknown URLs is off)' })
+      if (!rowByUrl.has(url))
+        for (const r of reports)
+          batch.rejected.push({ index: r.index, reason: 'unknown page (registration of unknown URLs is off)' })
     }
 
     // A crawl older than its page's latest may repeat a stored one: those are duplicates, not late crawls.
-    const older = rows.flatMap((row) => byUrl.get(row.url)!.filter((r) => row.lastCrawledAtMs !== null && r.crawledAtMs < row.lastCrawledAtMs).map((r) => ({ id: row.id, ms: r.crawledAtMs })))
-    const stored = await storedCrawls(client, older.map((o) => o.id), older.map((o) => o.ms))
+    const older = rows.flatMap((row) =>
+      byUrl
+        .get(row.url)!
+        .filter((r) => row.lastCrawledAtMs !== null && r.crawledAtMs < row.lastCrawledAtMs)
+        .map((r) => ({ id: row.id, ms: r.crawledAtMs })),
+    )
+    const stored = await storedCrawls(
+      client,
+      older.map((o) => o.id),
+      older.map((o) => o.ms),
+    )
 
     const inserts: ObservationInsert[] = []
     const writes: CrawledPageWrite[] = []
@@ -91,7 +134,9 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
       if (!inserted.has(crawlKey(ins.pageId, ins.crawledAtMs))) {
         // The page row is locked, and every crawl it does not know of was checked above: a conflict here
         // means the row and its history disagree. Abort rather than count a crawl twice.
-        throw new Error(`observation for page ${ins.pageId} at ${new Date(ins.crawledAtMs).toISOString()} is stored already`)
+        throw new Error(
+          `observation for page ${ins.pageId} at ${new Date(ins.crawledAtMs).toISOString()} is stored already`,
+        )
       }
     }
     for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
@@ -187,7 +232,8 @@ function applyPageReports(
       batch.signal(row.host, report)
       if (outcome.redirectTo !== null) {
         const target = hostOfUrl(outcome.redirectTo)
-        if (target !== null) batch.redirects.set(outcome.redirectTo, { url: outcome.redirectTo, host: target, importance: row.importance })
+        if (target !== null)
+          batch.redirects.set(outcome.redirectTo, { url: outcome.redirectTo, host: target, importance: row.importance })
       }
     }
     if (outcome.kind !== 'duplicate') inserts.push(observationInsert(row.id, report, outcome))
@@ -202,7 +248,11 @@ function applyPageReports(
   return crawledPageWrite(row, before, page, completedLeaseId)
 }
 
-function observationInsert(pageId: string, report: CheckedReport, outcome: Exclude<CrawlOutcome, { kind: 'rejected' | 'duplicate' }>): ObservationInsert {
+function observationInsert(
+  pageId: string,
+  report: CheckedReport,
+  outcome: Exclude<CrawlOutcome, { kind: 'rejected' | 'duplicate' }>,
+): ObservationInsert {
   const inOrder = outcome.kind === 'inOrder'
   return {
     pageId,
@@ -227,7 +277,12 @@ function observationInsert(pageId: string, report: CheckedReport, outcome: Exclu
  * derived columns of its observations (changed, applied, interval) are rewritten to what the replay made of
  * them. Returns the page's write-back, with the lease the batch completed.
  */
-async function replayPage(client: Queryable, row: PageRow, write: CrawledPageWrite, ctx: StepContext): Promise<CrawledPageWrite> {
+async function replayPage(
+  client: Queryable,
+  row: PageRow,
+  write: CrawledPageWrite,
+  ctx: StepContext,
+): Promise<CrawledPageWrite> {
   const history = await reportedHistory(client, row.id)
   const replayed = replayHistory(
     row,

@@ -36,7 +36,10 @@ export const leaseRequestSchema = z
     hosts: z.array(z.string().min(1)).max(1000).optional().describe('Only pages of these hosts.'),
   })
   .strict()
-  .meta({ id: 'LeaseRequest', description: 'Who takes the lease, how many pages, for how long, and optionally from which hosts.' })
+  .meta({
+    id: 'LeaseRequest',
+    description: 'Who takes the lease, how many pages, for how long, and optionally from which hosts.',
+  })
 
 type LeaseRequest = z.infer<typeof leaseRequestSchema>
 
@@ -47,10 +50,15 @@ const leasedPageSchema = z
     host: z.string(),
     dueAt: timestampSchema,
     etag: z.string().nullable().describe('ETag of the latest successful fetch: send it as If-None-Match.'),
-    lastModified: timestampSchema.nullable().describe('Last-Modified of the latest successful fetch: send it as If-Modified-Since.'),
+    lastModified: timestampSchema
+      .nullable()
+      .describe('Last-Modified of the latest successful fetch: send it as If-Modified-Since.'),
     contentHash: z.string().nullable().describe('The content hash recrawl compares the next report with.'),
   })
-  .meta({ id: 'LeasedPage', description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).' })
+  .meta({
+    id: 'LeasedPage',
+    description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).',
+  })
 
 export const leaseGrantSchema = z
   .object({
@@ -116,7 +124,13 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   // due (a probe's short interval must not wait for the allowance to refill), so the total rate stays even.
   const earlyLimit = Math.min(taken - pages.length, Math.floor(available - pages.length - budget.reserve))
   if (earlyLimit >= 1) {
-    pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, earlyUntil: new Date(nowMs + EARLY_HORIZON_DAYS * MS_PER_DAY) })))
+    pages.push(
+      ...(await claimDuePages(deps.pool, {
+        ...claim,
+        limit: earlyLimit,
+        earlyUntil: new Date(nowMs + EARLY_HORIZON_DAYS * MS_PER_DAY),
+      })),
+    )
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, budget.capacity)
   return {
@@ -143,7 +157,13 @@ function canonicalHosts(settings: Settings, raw: readonly string[] | undefined):
 
 export const leaseExtensionSchema = z
   .object({
-    leaseSeconds: z.number().int().min(5).max(SECONDS_PER_DAY).default(300).describe('The lease now expires this long from now.'),
+    leaseSeconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(SECONDS_PER_DAY)
+      .default(300)
+      .describe('The lease now expires this long from now.'),
   })
   .strict()
   .meta({ id: 'LeaseExtension', description: 'A heartbeat: keep the pages of the lease for longer.' })
@@ -157,7 +177,11 @@ export const leaseExtendedSchema = z
   .meta({ id: 'LeaseExtended', description: 'The lease after a heartbeat.' })
 
 /** A heartbeat: the pages the lease still holds are held until now + leaseSeconds. An expired or completed lease → 404. */
-export async function extendLeaseFor(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string, request: z.infer<typeof leaseExtensionSchema>): Promise<z.infer<typeof leaseExtendedSchema>> {
+export async function extendLeaseFor(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  leaseId: string,
+  request: z.infer<typeof leaseExtensionSchema>,
+): Promise<z.infer<typeof leaseExtendedSchema>> {
   const nowMs = deps.clock.nowMs()
   const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
   const pages = await extendLease(deps.pool, leaseId, new Date(nowMs), expiresAt)
@@ -172,8 +196,17 @@ export const pagesReleaseSchema = z
         z
           .object({
             id: z.string().describe('Page id, as in the lease.'),
-            reason: z.enum(['retry', 'skip']).describe('retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.'),
-            retryAfterSeconds: z.number().min(0).max(30 * SECONDS_PER_DAY).optional().describe('With retry: not before this long from now.'),
+            reason: z
+              .enum(['retry', 'skip'])
+              .describe(
+                'retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.',
+              ),
+            retryAfterSeconds: z
+              .number()
+              .min(0)
+              .max(30 * SECONDS_PER_DAY)
+              .optional()
+              .describe('With retry: not before this long from now.'),
           })
           .strict(),
       )
@@ -186,27 +219,47 @@ export const pagesReleaseSchema = z
 export const pagesReleasedSchema = z
   .object({
     released: z.number().int().describe('Pages given back.'),
-    notHeld: z.array(z.object({ index: z.number().int(), reason: z.string() })).describe('Items the lease does not hold (any more).'),
+    notHeld: z
+      .array(z.object({ index: z.number().int(), reason: z.string() }))
+      .describe('Items the lease does not hold (any more).'),
   })
   .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })
 
 /** Gives single pages of a lease back without a crawl (retry later, or skip this round). */
-export async function releaseLeasedPages(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string, request: z.infer<typeof pagesReleaseSchema>): Promise<z.infer<typeof pagesReleasedSchema>> {
+export async function releaseLeasedPages(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  leaseId: string,
+  request: z.infer<typeof pagesReleaseSchema>,
+): Promise<z.infer<typeof pagesReleasedSchema>> {
   const nowMs = deps.clock.nowMs()
   const ids = request.pages.map((p) => p.id)
   return withTransaction(deps.pool, async (client) => {
-    const held = new Map((await lockLeasedPages(client, leaseId, ids.filter(isPageId), new Date(nowMs))).map((p) => [p.id, p]))
+    const held = new Map(
+      (await lockLeasedPages(client, leaseId, ids.filter(isPageId), new Date(nowMs))).map((p) => [p.id, p]),
+    )
     const notHeld: { index: number; reason: string }[] = []
     const released: { id: string; nextCrawlAtMs: number | null }[] = []
     const seen = new Set<string>()
     request.pages.forEach((item, index) => {
       const page = held.get(item.id)
       if (!page || seen.has(item.id)) {
-        notHeld.push({ index, reason: seen.has(item.id) ? 'the same page twice' : `lease ${leaseId} does not hold page ${item.id} (completed, expired, released or never leased)` })
+        notHeld.push({
+          index,
+          reason: seen.has(item.id)
+            ? 'the same page twice'
+            : `lease ${leaseId} does not hold page ${item.id} (completed, expired, released or never leased)`,
+        })
         return
       }
       seen.add(item.id)
-      released.push({ id: item.id, nextCrawlAtMs: releasedDueAtMs(page, { reason: item.reason, retryAfterSeconds: item.retryAfterSeconds ?? null }, nowMs) })
+      released.push({
+        id: item.id,
+        nextCrawlAtMs: releasedDueAtMs(
+          page,
+          { reason: item.reason, retryAfterSeconds: item.retryAfterSeconds ?? null },
+          nowMs,
+        ),
+      })
     })
     await releasePages(client, released)
     // The pages were handed out but not crawled: their share of the budget goes back.
@@ -230,18 +283,28 @@ const RESERVE_MINUTES = 3
 const EARLY_HORIZON_DAYS = 1
 
 /** The fleet-wide hand-out allowance as leases see it: it starts at the reserve, not full, so a new fleet gets no burst. */
-export function handOutBudget(settings: Settings, now: Date): { now: Date; perDay: number; capacity: number; initial: number; reserve: number } {
+export function handOutBudget(
+  settings: Settings,
+  now: Date,
+): { now: Date; perDay: number; capacity: number; initial: number; reserve: number } {
   const capacity = handOutCapacity(settings)
   const reserve = Math.min(capacity, Math.max(1, (settings.budgetCrawlsPerDay * RESERVE_MINUTES) / MINUTES_PER_DAY))
   return { now, perDay: settings.budgetCrawlsPerDay, capacity, initial: reserve, reserve }
 }
 
 /** Releases a lease early: its pages return to the pool at once. */
-export async function releaseLeaseEarly(deps: Pick<DomainDeps, 'pool' | 'clock'>, leaseId: string): Promise<z.infer<typeof leaseReleaseSchema>> {
+export async function releaseLeaseEarly(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  leaseId: string,
+): Promise<z.infer<typeof leaseReleaseSchema>> {
   const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
   // Handed out but not crawled: their share of the budget goes back.
-  await returnHandOutTokens(deps.pool, released, handOutCapacity(settingsFromStored(await readSettingsDocument(deps.pool))))
+  await returnHandOutTokens(
+    deps.pool,
+    released,
+    handOutCapacity(settingsFromStored(await readSettingsDocument(deps.pool))),
+  )
   return { released }
 }
 
@@ -252,9 +315,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * has expired but was not handed out again is still cleared (the page was crawled), and reported; the
  * reason then starts with "expired".
  */
-export function leaseMismatch(page: { leaseId: string | null; leaseExpiresAtMs: number | null }, leaseId: string, nowMs: number): string | null {
+export function leaseMismatch(
+  page: { leaseId: string | null; leaseExpiresAtMs: number | null },
+  leaseId: string,
+  nowMs: number,
+): string | null {
   if (!UUID.test(leaseId)) return 'leaseId is not a lease id (a UUID from POST /v1/leases); the crawl was applied'
-  if (page.leaseId === null) return `the page is under no lease (lease ${leaseId} is unknown, released or already completed); the crawl was applied`
+  if (page.leaseId === null)
+    return `the page is under no lease (lease ${leaseId} is unknown, released or already completed); the crawl was applied`
   if (page.leaseId.toLowerCase() !== leaseId.toLowerCase()) {
     return `the page is now held by another lease (lease ${leaseId} expired and the page was handed out again); the crawl was applied`
   }
@@ -270,6 +338,12 @@ export async function schedulePreview(
 ): Promise<z.infer<typeof scheduleSchema>> {
   const rows = await upcomingCrawls(deps.pool, options)
   return {
-    items: rows.map((r) => ({ id: r.id, url: r.url, host: r.host, dueAt: r.dueAt.toISOString(), crawlsPerDay: r.crawlsPerDay })),
+    items: rows.map((r) => ({
+      id: r.id,
+      url: r.url,
+      host: r.host,
+      dueAt: r.dueAt.toISOString(),
+      crawlsPerDay: r.crawlsPerDay,
+    })),
   }
 }

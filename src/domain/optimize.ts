@@ -31,12 +31,12 @@ export const optimizerRunSchema = z
     budgetCrawlsPerDay: z.number(),
     expectedFreshness: z.number().describe('Σμ·f(ρ)/Σμ under the current estimates.'),
     durationMs: z.number(),
-    pagesRetimed: z
-      .number()
-      .int()
-      .describe('Pages whose rate changed and were re-timed.'),
+    pagesRetimed: z.number().int().describe('Pages whose rate changed and were re-timed.'),
   })
-  .meta({ id: 'OptimizerRun', description: 'The outcome of one optimiser run: the multiplier, the rates it set and what it cost.' })
+  .meta({
+    id: 'OptimizerRun',
+    description: 'The outcome of one optimiser run: the multiplier, the rates it set and what it cost.',
+  })
 
 export type OptimizeResult = z.infer<typeof optimizerRunSchema>
 
@@ -137,7 +137,14 @@ export async function runOptimizer(
   const result = await withClient(deps.pool, async (client) => {
     if (!(await takeOptimizerLock(client, options.wait))) return null
     try {
-      return await solveAndWrite(client, deps, options.trigger, startedAt, startedMs, options.writeChunkPages ?? CHUNK_PAGES)
+      return await solveAndWrite(
+        client,
+        deps,
+        options.trigger,
+        startedAt,
+        startedMs,
+        options.writeChunkPages ?? CHUNK_PAGES,
+      )
     } finally {
       await releaseOptimizerLock(client)
     }
@@ -192,7 +199,8 @@ async function solveAndWrite(
   const optimizer = { lambda: solution.lambda, hostLambdas, pages: n }
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
   /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
-  const settingsUnchanged = async (q: Queryable) => JSON.stringify(await readSettingsDocumentShared(q)) === JSON.stringify(storedSettings)
+  const settingsUnchanged = async (q: Queryable) =>
+    JSON.stringify(await readSettingsDocumentShared(q)) === JSON.stringify(storedSettings)
 
   let pagesRetimed = 0
   let superseded = false
@@ -238,7 +246,10 @@ async function solveAndWrite(
   } finally {
     await writes.drain()
   }
-  if (superseded) throw new ConflictError('the settings changed while the optimiser ran; the change re-timed every page with the stored multipliers, run it again')
+  if (superseded)
+    throw new ConflictError(
+      'the settings changed while the optimiser ran; the change re-timed every page with the stored multipliers, run it again',
+    )
 
   const run = {
     lambda: solution.lambda,
@@ -264,7 +275,14 @@ interface RateBatch {
   first: boolean
 }
 
-const emptyBatch = (first: boolean): RateBatch => ({ ids: [], versions: [], crawlsPerDay: [], nextCrawlAtMs: [], positions: [], first })
+const emptyBatch = (first: boolean): RateBatch => ({
+  ids: [],
+  versions: [],
+  crawlsPerDay: [],
+  nextCrawlAtMs: [],
+  positions: [],
+  first,
+})
 
 /** What a committed chunk wrote (null: the settings had changed, nothing was written). */
 interface ChunkWritten {
@@ -301,12 +319,14 @@ class ChunkWriter {
       this.slots === 0
         ? transactionOn(this.client, () => this.write(this.client, batch))
         : withTransaction(this.pool, (q) => this.write(q, batch))
-    const tracked: Promise<void> = work.then(
-      (written) => this.applied(batch, written),
-      (error: unknown) => {
-        this.failure ??= { error }
-      },
-    ).finally(() => this.inFlight.delete(tracked))
+    const tracked: Promise<void> = work
+      .then(
+        (written) => this.applied(batch, written),
+        (error: unknown) => {
+          this.failure ??= { error }
+        },
+      )
+      .finally(() => this.inFlight.delete(tracked))
     this.inFlight.add(tracked)
   }
 
@@ -323,7 +343,8 @@ async function readColumns(client: Queryable, settings: Settings, caps: Readonly
   let chunk = await readOptimizerChunk(client, null, CHUNK_PAGES)
   while (chunk.ids.length > 0) {
     // The database reads the next chunk while this one is copied into the columns.
-    const next = chunk.ids.length < CHUNK_PAGES ? null : readOptimizerChunk(client, chunk.ids[chunk.ids.length - 1]!, CHUNK_PAGES)
+    const next =
+      chunk.ids.length < CHUNK_PAGES ? null : readOptimizerChunk(client, chunk.ids[chunk.ids.length - 1]!, CHUNK_PAGES)
     cols.reserve(chunk.ids.length)
     for (let j = 0; j < chunk.ids.length; j++) fillRow(cols, cols.n++, chunk, j, settings, caps)
     if (next === null) break
@@ -333,9 +354,19 @@ async function readColumns(client: Queryable, settings: Settings, caps: Readonly
 }
 
 /** Sets the optimiser's columns at index i from row j of a chunk. */
-function fillRow(cols: Columns, i: number, chunk: OptimizerPageChunk, j: number, settings: Settings, caps: ReadonlyMap<string, number>): void {
+function fillRow(
+  cols: Columns,
+  i: number,
+  chunk: OptimizerPageChunk,
+  j: number,
+  settings: Settings,
+  caps: ReadonlyMap<string, number>,
+): void {
   const host = chunk.hosts[j]!
-  const bounds = pageBounds({ minCrawlsPerDay: chunk.minCrawlsPerDay[j] ?? null, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j] ?? null }, settings)
+  const bounds = pageBounds(
+    { minCrawlsPerDay: chunk.minCrawlsPerDay[j] ?? null, maxCrawlsPerDay: chunk.maxCrawlsPerDay[j] ?? null },
+    settings,
+  )
   const status = chunk.statuses[j] as PageStatus
   const noisy = chunk.noisy[j]!
   // Gone and redirected pages are out of the budget; a noisy page stays at its floor.
@@ -348,7 +379,10 @@ function fillRow(cols: Columns, i: number, chunk: OptimizerPageChunk, j: number,
   // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
   const shape = chunk.ageShapes[j] ?? null
   cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY
-  cols.renewalChangesPerDay[i] = shape === null ? cols.changesPerDay[i]! : Math.min(SOLVER_MAX_CHANGES_PER_DAY, cols.changesPerDay[i]! * (chunk.ageShapeRateRatios[j] ?? 1))
+  cols.renewalChangesPerDay[i] =
+    shape === null
+      ? cols.changesPerDay[i]!
+      : Math.min(SOLVER_MAX_CHANGES_PER_DAY, cols.changesPerDay[i]! * (chunk.ageShapeRateRatios[j] ?? 1))
   cols.importance[i] = chunk.importance[j]!
   cols.minRate[i] = out ? 0 : bounds.minCrawlsPerDay
   cols.maxRate[i] = out ? 0 : noisy ? bounds.minCrawlsPerDay : bounds.maxCrawlsPerDay
@@ -390,7 +424,13 @@ interface PageSetCache {
 const FULL_READ_EVERY = 12
 const pageSetCaches = new WeakMap<object, PageSetCache>()
 
-async function loadColumns(client: Queryable, owner: object, settings: Settings, caps: ReadonlyMap<string, number>, key: string): Promise<PageSetCache> {
+async function loadColumns(
+  client: Queryable,
+  owner: object,
+  settings: Settings,
+  caps: ReadonlyMap<string, number>,
+  key: string,
+): Promise<PageSetCache> {
   const deletions = await readPageDeletions(client)
   const sinceXid = await readSnapshotXmin(client)
   const cache = pageSetCaches.get(owner)

@@ -36,7 +36,12 @@ export function pageStateOf(row: PageRow): PageState {
  * What to write back for a page after its crawls. The estimator state is encoded again only when a crawl
  * stepped it (`before` is the state the row was read into).
  */
-export function crawledPageWrite(row: PageRow, before: PageState, after: PageState, completedLeaseId: string | null): CrawledPageWrite {
+export function crawledPageWrite(
+  row: PageRow,
+  before: PageState,
+  after: PageState,
+  completedLeaseId: string | null,
+): CrawledPageWrite {
   const state = after.estimator === null ? null : readEstimatorState(after.estimator)
   const ageShape = state?.ageShape ?? null
   return {
@@ -49,7 +54,12 @@ export function crawledPageWrite(row: PageRow, before: PageState, after: PageSta
     intervalStartAtMs: after.intervalStartAtMs,
     lastChangedAtMs: after.lastChangedAtMs,
     lastContentHash: after.lastContentHash,
-    estimatorState: after.estimator === before.estimator ? row.estimatorState : after.estimator === null ? null : encodeEstimatorState(after.estimator),
+    estimatorState:
+      after.estimator === before.estimator
+        ? row.estimatorState
+        : after.estimator === null
+          ? null
+          : encodeEstimatorState(after.estimator),
     changesPerDay: after.changesPerDay,
     crawlsPerDay: after.crawlsPerDay,
     nextCrawlAtMs: after.nextCrawlAtMs,

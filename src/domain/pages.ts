@@ -52,7 +52,9 @@ export const pageSchema = z
     estimator: estimatorNameSchema,
     estimates: z
       .record(z.string(), z.number().nullable())
-      .describe('Every online estimate by estimator name, changes per day, clipped to the settings bounds; null without data.'),
+      .describe(
+        'Every online estimate by estimator name, changes per day, clipped to the settings bounds; null without data.',
+      ),
     crawlsPerDay: z.number().nullable().describe('Rate from the last optimisation plus local updates.'),
     nextCrawlAt: nullableTimestamp.describe(
       'When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0).',
@@ -64,14 +66,20 @@ export const pageSchema = z
       .number()
       .nullable()
       .describe('Expected fraction of time the stored copy is fresh at crawlsPerDay under the running schedule.'),
-    lease: leaseSchema.nullable().describe('The lease holding the page, if any (an expired one until the next lease call returns it).'),
+    lease: leaseSchema
+      .nullable()
+      .describe('The lease holding the page, if any (an expired one until the next lease call returns it).'),
     status: z
       .enum(PAGE_STATUSES)
       .describe(
         'active: fetched normally; failing: its latest fetches failed, retried with backoff; gone: 404/410 too often, out of the budget and fetched again only every outcomes.goneRecheckDays; redirected: answered 301/308, not scheduled (see redirectTo). A 2xx makes any page active again.',
       ),
     consecutiveFailures: z.number().int().describe('Failed fetches (404, 410, 5xx, timeouts…) since the last success.'),
-    lastHttpStatus: z.number().int().nullable().describe('HTTP status of the latest in-order crawl report that had one.'),
+    lastHttpStatus: z
+      .number()
+      .int()
+      .nullable()
+      .describe('HTTP status of the latest in-order crawl report that had one.'),
     lastSuccessAt: nullableTimestamp.describe('The latest crawl that answered with content or 304.'),
     redirectTo: z.string().nullable().describe('Where a redirected page moved (registered as a page of its own).'),
     etag: z.string().nullable().describe('ETag of the latest successful fetch (If-None-Match).'),
@@ -82,24 +90,41 @@ export const pageSchema = z
         "Its content hash changed on every fetch, even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content).",
       ),
   })
-  .meta({ id: 'Page', description: 'A page: its attributes, crawl history counts, every online estimate, its rate and due time.' })
+  .meta({
+    id: 'Page',
+    description: 'A page: its attributes, crawl history counts, every online estimate, its rate and due time.',
+  })
 
 type PageView = z.infer<typeof pageSchema>
 
 export const pageListSchema = z
-  .object({ pages: z.array(pageSchema), nextCursor: z.string().nullable().describe('Pass as cursor for the next items; null at the end.') })
+  .object({
+    pages: z.array(pageSchema),
+    nextCursor: z.string().nullable().describe('Pass as cursor for the next items; null at the end.'),
+  })
   .meta({ id: 'PageList', description: 'Pages in id order, one response of a cursor listing.' })
 
 /** One page of a PUT /v1/pages batch. */
 export const pageRegistrationSchema = z
   .object({
     url: z.string().describe('Absolute http(s) URL.'),
-    importance: importanceSchema().optional().describe(`Default 1; 0, or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}.`),
-    minCrawlsPerDay: rateSchema().nullable().optional().describe('The page’s own lower bound; null or absent = the settings’ minCrawlsPerDay.'),
-    maxCrawlsPerDay: rateSchema().nullable().optional().describe('The page’s own upper bound; null or absent = the settings’ maxCrawlsPerDay.'),
+    importance: importanceSchema()
+      .optional()
+      .describe(`Default 1; 0, or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}.`),
+    minCrawlsPerDay: rateSchema()
+      .nullable()
+      .optional()
+      .describe('The page’s own lower bound; null or absent = the settings’ minCrawlsPerDay.'),
+    maxCrawlsPerDay: rateSchema()
+      .nullable()
+      .optional()
+      .describe('The page’s own upper bound; null or absent = the settings’ maxCrawlsPerDay.'),
   })
   .strict()
-  .meta({ id: 'PageRegistration', description: 'A page to register or update: importance and bounds replace the stored ones (absent = default).' })
+  .meta({
+    id: 'PageRegistration',
+    description: 'A page to register or update: importance and bounds replace the stored ones (absent = default).',
+  })
 
 type PageInput = z.infer<typeof pageRegistrationSchema>
 
@@ -110,7 +135,9 @@ export const pageBatchResultSchema = z
 const iso = isoTimestampOrNull
 
 /** Every estimator is named in a Page, null until the page's history supports it. */
-const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])))
+const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(
+  Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])),
+)
 
 /** A page as the API shows it. Every estimate is derived from the stored estimator state here. */
 function toPageView(row: PageRow, settings: Settings): PageView {
@@ -162,7 +189,10 @@ function toPageView(row: PageRow, settings: Settings): PageView {
  * defaults to 1, bounds to none). The whole batch is checked first; any bad item → 400 with every
  * problem listed, nothing written. Rates and due times of the touched pages follow at once.
  */
-export async function putPages(deps: DomainDeps, pages: readonly PageInput[]): Promise<{ created: number; updated: number }> {
+export async function putPages(
+  deps: DomainDeps,
+  pages: readonly PageInput[],
+): Promise<{ created: number; updated: number }> {
   const problems: FieldProblem[] = []
   const upserts: PageUpsert[] = []
   const firstIndexOf = new Map<string, number>()
@@ -175,19 +205,29 @@ export async function putPages(deps: DomainDeps, pages: readonly PageInput[]): P
     }
     const earlier = firstIndexOf.get(canonical.url)
     if (earlier !== undefined) {
-      problems.push({ path: `/body/pages/${index}/url`, message: `same page as /body/pages/${earlier}/url (${canonical.url})` })
+      problems.push({
+        path: `/body/pages/${index}/url`,
+        message: `same page as /body/pages/${earlier}/url (${canonical.url})`,
+      })
       return
     }
     firstIndexOf.set(canonical.url, index)
     const min = page.minCrawlsPerDay ?? null
     const max = page.maxCrawlsPerDay ?? null
     if (min !== null && max !== null && max < min) {
-      problems.push({ path: `/body/pages/${index}/maxCrawlsPerDay`, message: 'maxCrawlsPerDay must be at least minCrawlsPerDay' })
+      problems.push({
+        path: `/body/pages/${index}/maxCrawlsPerDay`,
+        message: 'maxCrawlsPerDay must be at least minCrawlsPerDay',
+      })
       return
     }
     upserts.push({ ...canonical, importance: page.importance ?? 1, minCrawlsPerDay: min, maxCrawlsPerDay: max })
   })
-  if (problems.length > 0) throw new InvalidInputError(`${problems.length} of ${pages.length} pages are invalid; nothing was changed`, problems)
+  if (problems.length > 0)
+    throw new InvalidInputError(
+      `${problems.length} of ${pages.length} pages are invalid; nothing was changed`,
+      problems,
+    )
 
   const nowMs = deps.clock.nowMs()
   return withTransaction(deps.pool, async (client) => {
@@ -231,7 +271,8 @@ export async function getPage(deps: Pick<DomainDeps, 'pool'>, id: string): Promi
 export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: string): Promise<PageView> {
   const settings = await currentSettings(deps.pool)
   const canonical = canonicalUrl(rawUrl, settings.urls)
-  if ('error' in canonical) throw new InvalidInputError(canonical.error, [{ path: '/querystring/url', message: canonical.error }])
+  if ('error' in canonical)
+    throw new InvalidInputError(canonical.error, [{ path: '/querystring/url', message: canonical.error }])
   const row = await getPageByUrl(deps.pool, canonical.url)
   if (!row) throw new NotFoundError(`no page with url ${canonical.url}`)
   return toPageView(row, settings)
@@ -246,7 +287,9 @@ export async function listPageViews(
   if (options.cursor !== null) {
     // A cursor is a page id (or 0): a bigint, so a longer or larger number is no cursor.
     if (!/^\d{1,19}$/.test(options.cursor) || BigInt(options.cursor) > MAX_PAGE_ID) {
-      throw new InvalidInputError('cursor is not a value returned as nextCursor', [{ path: '/querystring/cursor', message: 'invalid cursor' }])
+      throw new InvalidInputError('cursor is not a value returned as nextCursor', [
+        { path: '/querystring/cursor', message: 'invalid cursor' },
+      ])
     }
     afterId = options.cursor
   }
@@ -274,7 +317,11 @@ const RESCHEDULE_CHUNK_PAGES = 2000
  * time after a settings change, streaming pages in id order in chunks. Runs inside the caller's
  * transaction, which holds the settings row FOR UPDATE.
  */
-export async function rescheduleAllPages(client: Queryable, ctx: StepContext, chunkSize = RESCHEDULE_CHUNK_PAGES): Promise<number> {
+export async function rescheduleAllPages(
+  client: Queryable,
+  ctx: StepContext,
+  chunkSize = RESCHEDULE_CHUNK_PAGES,
+): Promise<number> {
   let afterId: string | null = null
   let total = 0
   for (;;) {

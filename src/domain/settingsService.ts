@@ -1,9 +1,20 @@
-import { lockSettingsDocument, readOptimizerState, readSettingsDocument, writeSettingsDocument } from '../store/settingsRepo.ts'
+import {
+  lockSettingsDocument,
+  readOptimizerState,
+  readSettingsDocument,
+  writeSettingsDocument,
+} from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { rescheduleAllPages } from './pages.ts'
 import { stepContext } from '../core/pageStep.ts'
-import { mergeSettings, settingsFromStored, settingsSchema, type Settings, type SettingsPatch } from '../core/settings.ts'
+import {
+  mergeSettings,
+  settingsFromStored,
+  settingsSchema,
+  type Settings,
+  type SettingsPatch,
+} from '../core/settings.ts'
 import { applyUrlRules } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 

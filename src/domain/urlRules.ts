@@ -20,7 +20,9 @@ export async function readUrlRules(q: Queryable): Promise<UrlRules> {
  */
 export function assertUrlRulesUnchanged(used: UrlRules, current: UrlRules): void {
   if (JSON.stringify(used) !== JSON.stringify(current)) {
-    throw new ConflictError('the URL rules (settings.urls) changed while the request was handled; nothing was changed, send it again')
+    throw new ConflictError(
+      'the URL rules (settings.urls) changed while the request was handled; nothing was changed, send it again',
+    )
   }
 }
 
@@ -36,7 +38,10 @@ const MERGES_SHOWN = 5
  * keeps the rule off. Runs in the caller's transaction, which holds the settings row FOR UPDATE: no page
  * is written or registered meanwhile, and host limit changes wait for it.
  */
-export async function applyUrlRules(client: Queryable, rules: UrlRules): Promise<{ pagesRenamed: number; hostsRenamed: number }> {
+export async function applyUrlRules(
+  client: Queryable,
+  rules: UrlRules,
+): Promise<{ pagesRenamed: number; hostsRenamed: number }> {
   const hostRenames: { from: string; to: string }[] = []
   const hostMerges: string[] = []
   const hosts = await lockHostNames(client)

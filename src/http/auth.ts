@@ -82,17 +82,24 @@ export async function installAuth(app: FastifyInstance, options: AuthOptions): P
         return
       }
       throw new HttpProblem(
-        problem(401, 'no API keys exist and the service listens beyond loopback; create one with `npm run cli -- create-key --role admin --name <name>`'),
+        problem(
+          401,
+          'no API keys exist and the service listens beyond loopback; create one with `npm run cli -- create-key --role admin --name <name>`',
+        ),
         { 'WWW-Authenticate': 'Bearer' },
       )
     }
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null
     if (!match) {
-      throw new HttpProblem(problem(401, 'missing API key: send Authorization: Bearer <key>'), { 'WWW-Authenticate': 'Bearer' })
+      throw new HttpProblem(problem(401, 'missing API key: send Authorization: Bearer <key>'), {
+        'WWW-Authenticate': 'Bearer',
+      })
     }
     const role = await lookup(match[1]!)
     if (role === null) {
-      throw new HttpProblem(problem(401, 'unknown or revoked API key'), { 'WWW-Authenticate': 'Bearer error="invalid_token"' })
+      throw new HttpProblem(problem(401, 'unknown or revoked API key'), {
+        'WWW-Authenticate': 'Bearer error="invalid_token"',
+      })
     }
     if (!roleAllows(role, required)) {
       throw new HttpProblem(problem(403, `this route needs the ${required} role; the key has ${role}`))

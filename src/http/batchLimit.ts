@@ -11,7 +11,10 @@ export function batchLimit(field: string, maxItems: number) {
     const items = body && typeof body === 'object' ? body[field] : undefined
     if (Array.isArray(items) && items.length > maxItems) {
       throw new HttpProblem(
-        problem(413, `${items.length} ${field} in one request; the limit is ${maxItems} (MAX_BATCH_ITEMS). Split the batch; nothing was applied.`),
+        problem(
+          413,
+          `${items.length} ${field} in one request; the limit is ${maxItems} (MAX_BATCH_ITEMS). Split the batch; nothing was applied.`,
+        ),
       )
     }
   }

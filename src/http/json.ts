@@ -6,5 +6,9 @@ import type { FastifyInstance } from 'fastify'
  * patch is not refused for its content type.
  */
 export function acceptJsonMediaTypes(app: FastifyInstance): void {
-  app.addContentTypeParser(/^application\/[\w.+-]+\+json(\s*;.*)?$/i, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
+  app.addContentTypeParser(
+    /^application\/[\w.+-]+\+json(\s*;.*)?$/i,
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  )
 }

@@ -68,7 +68,8 @@ function referencedNames(value: unknown, into: Set<string>): Set<string> {
     for (const item of value) referencedNames(item, into)
   } else if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (key === '$ref' && typeof child === 'string' && child.startsWith(SCHEMA_REF)) into.add(child.slice(SCHEMA_REF.length))
+      if (key === '$ref' && typeof child === 'string' && child.startsWith(SCHEMA_REF))
+        into.add(child.slice(SCHEMA_REF.length))
       else referencedNames(child, into)
     }
   }
@@ -79,7 +80,10 @@ function renameRefs(value: unknown, from: string, to: string): unknown {
   if (Array.isArray(value)) return value.map((item) => renameRefs(item, from, to))
   if (value === null || typeof value !== 'object') return value
   return Object.fromEntries(
-    Object.entries(value).map(([key, child]) => [key, key === '$ref' && child === SCHEMA_REF + from ? SCHEMA_REF + to : renameRefs(child, from, to)]),
+    Object.entries(value).map(([key, child]) => [
+      key,
+      key === '$ref' && child === SCHEMA_REF + from ? SCHEMA_REF + to : renameRefs(child, from, to),
+    ]),
   )
 }
 
@@ -88,12 +92,14 @@ function renameRefs(value: unknown, from: string, to: string): unknown {
  * responses, XInput for requests). Keep only the components the paths reach, name a request-only
  * shape X, and fold XInput into X when the two are the same schema.
  */
-function documentComponents(documentObject: Parameters<typeof jsonSchemaTransformObject>[0]): ReturnType<typeof jsonSchemaTransformObject> {
+function documentComponents(
+  documentObject: Parameters<typeof jsonSchemaTransformObject>[0],
+): ReturnType<typeof jsonSchemaTransformObject> {
   let doc = jsonSchemaTransformObject(documentObject) as OpenApiObject
   const all = doc.components?.schemas ?? {}
 
   const reachable = referencedNames(doc.paths, new Set())
-  for (let frontier = [...reachable]; frontier.length > 0; ) {
+  for (let frontier = [...reachable]; frontier.length > 0;) {
     const next: string[] = []
     for (const name of frontier) {
       for (const found of referencedNames(all[name], new Set())) {
@@ -107,7 +113,7 @@ function documentComponents(documentObject: Parameters<typeof jsonSchemaTransfor
   }
   let schemas: Record<string, unknown> = Object.fromEntries(Object.entries(all).filter(([name]) => reachable.has(name)))
 
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false
     for (const name of Object.keys(schemas).sort()) {
       if (!name.endsWith(INPUT_SUFFIX) || !(name in schemas)) continue
@@ -121,7 +127,11 @@ function documentComponents(documentObject: Parameters<typeof jsonSchemaTransfor
     }
   }
 
-  const sorted = Object.fromEntries(Object.keys(schemas).sort().map((name) => [name, schemas[name]]))
+  const sorted = Object.fromEntries(
+    Object.keys(schemas)
+      .sort()
+      .map((name) => [name, schemas[name]]),
+  )
   return { ...doc, components: { ...doc.components, schemas: sorted } } as ReturnType<typeof jsonSchemaTransformObject>
 }
 
@@ -139,10 +149,20 @@ export function swaggerOptions(options: { simulatedClock: boolean }): FastifyDyn
           'Every /v1 route takes an API key (Authorization: Bearer; while no key exists, a service listening only on loopback needs none); ' +
           '/healthz, /readyz and /metrics are always open.',
       },
-      servers: [{ url: '/', description: 'The service that serves this document (a local `npm start` listens on http://127.0.0.1:8080).' }],
+      servers: [
+        {
+          url: '/',
+          description: 'The service that serves this document (a local `npm start` listens on http://127.0.0.1:8080).',
+        },
+      ],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An API key made with `npm run cli -- create-key`; its role (reader, crawler, admin) decides the routes.' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key made with `npm run cli -- create-key`; its role (reader, crawler, admin) decides the routes.',
+          },
         },
       },
       tags: options.simulatedClock ? [...TAGS, SIMULATION_TAG] : TAGS,

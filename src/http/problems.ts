@@ -3,7 +3,13 @@ import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod'
 import type { z } from 'zod'
-import { ConflictError, InvalidInputError, NotFoundError, UnprocessableError, type FieldProblem } from '../core/errors.ts'
+import {
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  UnprocessableError,
+  type FieldProblem,
+} from '../core/errors.ts'
 import type { problemSchema } from './schemas.ts'
 import { MultiplierSearchError } from '../math/optimizer/index.ts'
 import { isDatabaseUnavailable } from '../store/transaction.ts'
@@ -63,7 +69,10 @@ function sendProblem(reply: FastifyReply, p: Problem): FastifyReply {
 
 /** An HTTP-level refusal raised by hooks (auth, batch size); carries its own status. */
 export class HttpProblem extends Error {
-  constructor(readonly problem: Problem, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly problem: Problem,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(problem.detail)
     this.name = 'HttpProblem'
   }
@@ -76,7 +85,8 @@ const DATABASE_RETRY_AFTER_SECONDS = 5
 function unavailableDetail(err: unknown): string {
   const code = (err as { code?: unknown }).code
   if (code === '57014') return 'a database statement took longer than its limit (DATABASE_STATEMENT_TIMEOUT_MS)'
-  if (code === '55P03') return 'the request waited too long for a lock held by a concurrent change (DATABASE_LOCK_TIMEOUT_MS)'
+  if (code === '55P03')
+    return 'the request waited too long for a lock held by a concurrent change (DATABASE_LOCK_TIMEOUT_MS)'
   if (code === '53300') return 'the database has no free connection slot'
   return 'the database is unavailable'
 }
@@ -112,7 +122,10 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if ((err as { code?: unknown }).code === '23505') {
       // A unique constraint lost a race with a concurrent request: the same request may succeed now.
       request.log.warn({ err }, 'unique violation')
-      return sendProblem(reply, problem(409, 'the request conflicts with a concurrent change; nothing was changed, retry it'))
+      return sendProblem(
+        reply,
+        problem(409, 'the request conflicts with a concurrent change; nothing was changed, retry it'),
+      )
     }
     if (err instanceof MultiplierSearchError) {
       // The settings ask for a solution outside what the optimiser can represent (docs/math.md section 3).
@@ -124,7 +137,10 @@ export function installProblemHandlers(app: FastifyInstance): void {
       const { code, message } = err as unknown as { code: string; message: string }
       return sendProblem(
         reply,
-        problem(422, `a value of this request, or one derived from it, is outside what the database can store or compute (SQLSTATE ${code}: ${message.slice(0, 200)}); nothing was changed`),
+        problem(
+          422,
+          `a value of this request, or one derived from it, is outside what the database can store or compute (SQLSTATE ${code}: ${message.slice(0, 200)}); nothing was changed`,
+        ),
       )
     }
     if (isDatabaseUnavailable(err)) {
@@ -140,9 +156,11 @@ export function installProblemHandlers(app: FastifyInstance): void {
       // docs/api.md: a body that is not JSON is bad input (400), whatever it claims to be.
       return sendProblem(
         reply,
-        problem(400, `the body must be JSON (Content-Type: application/json), not ${request.headers['content-type'] ?? 'untyped'}; nothing was changed`, [
-          { path: '/body', message: 'not JSON' },
-        ]),
+        problem(
+          400,
+          `the body must be JSON (Content-Type: application/json), not ${request.headers['content-type'] ?? 'untyped'}; nothing was changed`,
+          [{ path: '/body', message: 'not JSON' }],
+        ),
       )
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500
@@ -170,11 +188,19 @@ export function installProblemHandlers(app: FastifyInstance): void {
  */
 export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (err.code === 'FST_ERR_BAD_URL') {
-    void sendProblem(reply, problem(400, 'the request path is not valid percent-encoding', [{ path: '/params', message: 'not a valid URL component' }]))
+    void sendProblem(
+      reply,
+      problem(400, 'the request path is not valid percent-encoding', [
+        { path: '/params', message: 'not a valid URL component' },
+      ]),
+    )
     return
   }
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void sendProblem(reply, problem(414, 'a path parameter is longer than the server accepts', [{ path: '/params', message: 'too long' }]))
+    void sendProblem(
+      reply,
+      problem(414, 'a path parameter is longer than the server accepts', [{ path: '/params', message: 'too long' }]),
+    )
     return
   }
   request.log.error({ err }, 'routing failed')
@@ -186,14 +212,19 @@ export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest
  * option): malformed HTTP (400), headers over the size limit (431), a request that did not arrive
  * within the time limits (408). Answered as problem+json on the raw socket, which is then closed.
  */
-export function clientErrorHandler(this: { log: FastifyBaseLogger }, err: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler(
+  this: { log: FastifyBaseLogger },
+  err: Error & { code?: string },
+  socket: Socket,
+): void {
   // A reset connection has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   let status = 400
   let detail = `the request is not valid HTTP (${err.code ?? 'parse error'})`
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     status = 408
-    detail = 'the request did not arrive in time (headers within HTTP_HEADERS_TIMEOUT_MS, the whole request within HTTP_REQUEST_TIMEOUT_MS); the connection is closed'
+    detail =
+      'the request did not arrive in time (headers within HTTP_HEADERS_TIMEOUT_MS, the whole request within HTTP_REQUEST_TIMEOUT_MS); the connection is closed'
   } else if (err.code === 'HPE_HEADER_OVERFLOW') {
     status = 431
     detail = `the request line and headers are larger than ${maxHeaderSize} bytes`

@@ -29,7 +29,8 @@ function problemResponse(description: string, headers?: Record<string, HeaderDoc
 /** The statuses a route may declare besides those every /v1 route has. */
 type OwnStatus = 400 | 404 | 409 | 413 | 422
 
-const DATA_EXCEPTION = 'A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed.'
+const DATA_EXCEPTION =
+  'A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed.'
 
 const OWN_DEFAULTS: Record<OwnStatus, string> = {
   400: 'Invalid input: errors lists every bad field; nothing was changed.',
@@ -54,14 +55,19 @@ export function problems(own: Partial<Record<OwnStatus, string | true>> = {}) {
   return {
     ...responses,
     401: problemResponse('No valid API key: missing, unknown or revoked.', {
-      'WWW-Authenticate': { type: 'string', description: 'Bearer, with error="invalid_token" for an unknown or revoked key.' },
+      'WWW-Authenticate': {
+        type: 'string',
+        description: 'Bearer, with error="invalid_token" for an unknown or revoked key.',
+      },
     }),
     403: problemResponse('The key’s role does not allow this route.'),
     429: problemResponse('More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done.', {
       'Retry-After': RETRY_AFTER,
     }),
     500: problemResponse('Internal error; the service log has the request id.'),
-    503: problemResponse('The database is unavailable; nothing was changed, retry later.', { 'Retry-After': RETRY_AFTER }),
+    503: problemResponse('The database is unavailable; nothing was changed, retry later.', {
+      'Retry-After': RETRY_AFTER,
+    }),
   }
 }
 

@@ -58,12 +58,16 @@ export const listObservationsQuerySchema = z.object({
   limit: listLimitSchema,
 })
 
-export const healthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health', description: 'The process serves requests.' })
+export const healthSchema = z
+  .object({ status: z.literal('ok') })
+  .meta({ id: 'Health', description: 'The process serves requests.' })
 
 export const readinessSchema = z
   .object({
     status: z.enum(['ready', 'not ready']),
     database: z.enum(['postgres', 'embedded']),
-    pendingMigrations: z.array(z.string()).describe('Migrations not yet applied; the service is ready when there is none.'),
+    pendingMigrations: z
+      .array(z.string())
+      .describe('Migrations not yet applied; the service is ready when there is none.'),
   })
   .meta({ id: 'Readiness', description: 'Whether the database is reachable and fully migrated.' })

@@ -24,12 +24,20 @@ export async function refuseUnstorableText(request: FastifyRequest): Promise<voi
   const errors = [
     ...findTextProblems(request.params).map((p) => ({ path: `/params${p.pointer}`, message: p.message })),
     ...findTextProblems(request.query).map((p) => ({ path: `/querystring${p.pointer}`, message: p.message })),
-    ...findTextProblems(request.body, { skip: (pointer) => itemPointer !== null && itemPointer.test(pointer) }).map((p) => ({
-      path: `/body${p.pointer}`,
-      message: p.message,
-    })),
+    ...findTextProblems(request.body, { skip: (pointer) => itemPointer !== null && itemPointer.test(pointer) }).map(
+      (p) => ({
+        path: `/body${p.pointer}`,
+        message: p.message,
+      }),
+    ),
   ]
   if (errors.length > 0) {
-    throw new HttpProblem(problem(400, `${errors.length === 1 ? 'a string' : 'strings'} the service cannot store (NUL or a lone surrogate); nothing was changed`, errors))
+    throw new HttpProblem(
+      problem(
+        400,
+        `${errors.length === 1 ? 'a string' : 'strings'} the service cannot store (NUL or a lone surrogate); nothing was changed`,
+        errors,
+      ),
+    )
   }
 }

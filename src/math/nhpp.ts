@@ -74,7 +74,8 @@ export function fitPowerLaw(
   const n = elapsed.length
   if (n < 2) return null
   const lastElapsed = elapsed[n - 1]!
-  const truncation: PowerLawTruncation = limit !== Infinity && limit - windowStartDays > lastElapsed ? 'time' : 'failure'
+  const truncation: PowerLawTruncation =
+    limit !== Infinity && limit - windowStartDays > lastElapsed ? 'time' : 'failure'
   const endElapsed = truncation === 'time' ? limit - windowStartDays : lastElapsed
   const logEnd = Math.log(endElapsed)
   let sumLog = 0
@@ -84,8 +85,7 @@ export function fitPowerLaw(
   const logEta = logEnd - Math.log(n) / beta
   const eta = Math.exp(logEta)
   if (!Number.isFinite(beta) || !(eta > 0) || !Number.isFinite(eta)) return null
-  const betaCorrected =
-    n >= MIN_POINTS_FOR_CORRECTION ? ((truncation === 'failure' ? n - 2 : n - 1) / n) * beta : null
+  const betaCorrected = n >= MIN_POINTS_FOR_CORRECTION ? ((truncation === 'failure' ? n - 2 : n - 1) / n) * beta : null
   const degreesOfFreedom = truncation === 'failure' ? 2 * (n - 1) : 2 * n
   const trendScore = -chiSquareZ(2 * sumLog, degreesOfFreedom)
   return {
@@ -125,9 +125,8 @@ export function localisedRate(fit: PowerLawFit, atDays: number): number | null {
   const end = fit.windowEndDays - fit.windowStartDays
   if (!(t > 0) || !(end > 0) || !Number.isFinite(t)) return null
   const beta = fit.betaCorrected ?? fit.beta
-  const factor =
-    fit.betaCorrected !== null && fit.truncation === 'failure' ? (fit.n - 3) / (fit.n - 2) : 1
-  const logRate = Math.log(factor * fit.n * beta / end) + (beta - 1) * Math.log(t / end)
+  const factor = fit.betaCorrected !== null && fit.truncation === 'failure' ? (fit.n - 3) / (fit.n - 2) : 1
+  const logRate = Math.log((factor * fit.n * beta) / end) + (beta - 1) * Math.log(t / end)
   const rate = Math.exp(logRate)
   return Number.isFinite(rate) ? rate : null
 }
@@ -197,7 +196,9 @@ export function duaneRate(
   if (!(t > 0) || !Number.isFinite(t)) return null
   const cumulative = Math.pow(t, -fit.gamma) / fit.alpha
   const instantaneous = (1 - fit.gamma) * cumulative
-  return Number.isFinite(cumulative) ? { changesPerDay: Math.max(0, instantaneous), cumulativeChangesPerDay: cumulative } : null
+  return Number.isFinite(cumulative)
+    ? { changesPerDay: Math.max(0, instantaneous), cumulativeChangesPerDay: cumulative }
+    : null
 }
 
 /**
@@ -360,7 +361,12 @@ export function updatePointsFromCrawls(crawls: readonly CrawlChange[]): number[]
     const crawl = sorted[k]!
     if (crawl.changed === false || !(crawl.atDays > previous)) continue
     const lastModified = crawl.lastModifiedDays
-    if (lastModified !== null && Number.isFinite(lastModified) && lastModified > previous && lastModified <= crawl.atDays) {
+    if (
+      lastModified !== null &&
+      Number.isFinite(lastModified) &&
+      lastModified > previous &&
+      lastModified <= crawl.atDays
+    ) {
       points.push(lastModified)
     } else if (crawl.changed === true) {
       points.push((previous + crawl.atDays) / 2)
@@ -452,5 +458,8 @@ export function rateHistory(crawls: readonly CrawlChange[], options: SelectWindo
   const times = crawls.map((c) => c.atDays).filter((t) => Number.isFinite(t))
   if (times.length < 2) return []
   const points = updatePointsFromCrawls(crawls)
-  return segmentHistory(points, { ...options, originDays: options.originDays ?? times.reduce((a, b) => Math.min(a, b), Infinity) })
+  return segmentHistory(points, {
+    ...options,
+    originDays: options.originDays ?? times.reduce((a, b) => Math.min(a, b), Infinity),
+  })
 }

@@ -97,7 +97,11 @@ interface Design<Data> {
  * Tests the Poisson hypothesis with the given method's curve. `method` is the one chosen for the
  * curve (chooseMethod in updateDistribution.ts); M4 needs (nearly) constant intervals.
  */
-export function poissonFit(crawls: readonly AgeCrawl[], method: 'M2' | 'M4' | 'M6', options: PoissonFitOptions = {}): PoissonFit {
+export function poissonFit(
+  crawls: readonly AgeCrawl[],
+  method: 'M2' | 'M4' | 'M6',
+  options: PoissonFitOptions = {},
+): PoissonFit {
   const level = options.level ?? DEFAULT_POISSON_LEVEL
   const sorted = validCrawls(crawls)
   const design: Design<unknown> | null =
@@ -118,7 +122,14 @@ export function poissonFit(crawls: readonly AgeCrawl[], method: 'M2' | 'M4' | 'M
   if (observed === null) return empty('no change seen: nothing to compare')
   const base = { method, changesPerDay: observed.rate, distance: observed.distance, level }
   if (design.shortage !== null) {
-    return { ...base, verdict: 'cannot-tell', distanceBand95: null, pValue: null, bootstrapSamples: 0, note: design.shortage }
+    return {
+      ...base,
+      verdict: 'cannot-tell',
+      distanceBand95: null,
+      pValue: null,
+      bootstrapSamples: 0,
+      note: design.shortage,
+    }
   }
   const replicates = Math.max(
     MIN_BOOTSTRAP,
@@ -138,7 +149,11 @@ export function poissonFit(crawls: readonly AgeCrawl[], method: 'M2' | 'M4' | 'M
   const fit = { ...base, distanceBand95: band, pValue, bootstrapSamples: replicates }
   const distance = observed.distance.toFixed(3)
   if (pValue <= level) {
-    return { ...fit, verdict: 'not-poisson', note: `distance ${distance} is beyond what Poisson pages with these crawls show (p = ${pValue.toFixed(3)})` }
+    return {
+      ...fit,
+      verdict: 'not-poisson',
+      note: `distance ${distance} is beyond what Poisson pages with these crawls show (p = ${pValue.toFixed(3)})`,
+    }
   }
   if (band >= ROOM_SHARE * observed.room) {
     return {
@@ -147,7 +162,11 @@ export function poissonFit(crawls: readonly AgeCrawl[], method: 'M2' | 'M4' | 'M
       note: `with these crawls a Poisson page differs by up to ${band.toFixed(3)}, and no update process can differ by more than ${observed.room.toFixed(3)}: crawl more often to tell`,
     }
   }
-  return { ...fit, verdict: 'consistent-with-poisson', note: `distance ${distance} is within what Poisson pages with these crawls show (p = ${pValue.toFixed(3)})` }
+  return {
+    ...fit,
+    verdict: 'consistent-with-poisson',
+    note: `distance ${distance} is within what Poisson pages with these crawls show (p = ${pValue.toFixed(3)})`,
+  }
 }
 
 /** Sorted values below x; values within a relative 1e-12 of x count as ties (at least as far). */
@@ -171,7 +190,9 @@ function poissonCdf(rate: number, x: number): number {
 // ---------------------------------------------------------------- M2: ages
 
 function ageDesign(sorted: readonly AgeCrawl[]): Design<(number | null)[]> | null {
-  const ages = sorted.map((c) => (c.ageDays !== null && Number.isFinite(c.ageDays) && c.ageDays >= 0 ? c.ageDays : null))
+  const ages = sorted.map((c) =>
+    c.ageDays !== null && Number.isFinite(c.ageDays) && c.ageDays >= 0 ? c.ageDays : null,
+  )
   const known = ages.filter((a) => a !== null).length
   if (known < MIN_CRAWLS) return null
   // A change is seen at crawl j when its age is shorter than the interval since the crawl before.
@@ -184,7 +205,10 @@ function ageDesign(sorted: readonly AgeCrawl[]): Design<(number | null)[]> | nul
   return {
     data: ages,
     work: known * Math.log2(known + 1),
-    shortage: changes < MIN_POISSON_EVENTS ? `only ${changes} changes seen between crawls; at least ${MIN_POISSON_EVENTS} are needed` : null,
+    shortage:
+      changes < MIN_POISSON_EVENTS
+        ? `only ${changes} changes seen between crawls; at least ${MIN_POISSON_EVENTS} are needed`
+        : null,
     statistic(data) {
       const values = Float64Array.from(data.filter((a): a is number => a !== null)).sort()
       const n = values.length
@@ -266,7 +290,12 @@ function flagShortage(shape: FlagShape): string | null {
  * smoothing as exactMle: one changed and one unchanged pseudo-interval of the mean length. Null
  * without a change.
  */
-export function flagMle(taus: ArrayLike<number>, flags: ArrayLike<boolean | null>, known: ArrayLike<boolean>, start?: number): number | null {
+export function flagMle(
+  taus: ArrayLike<number>,
+  flags: ArrayLike<boolean | null>,
+  known: ArrayLike<boolean>,
+  start?: number,
+): number | null {
   let changes = 0
   let unchangedDays = 0
   let totalDays = 0
@@ -297,11 +326,16 @@ export function flagMle(taus: ArrayLike<number>, flags: ArrayLike<boolean | null
     }
     for (let j = 0; j < flags.length; j++) if (known[j] && flags[j] === true) add(taus[j]!)
     if (pseudo > 0) add(pseudo)
-    return sum > 0 ? { value: Math.log(sum) - Math.log(unchangedDays), slope: derivative / sum } : { value: -Infinity, slope: 0 }
+    return sum > 0
+      ? { value: Math.log(sum) - Math.log(unchangedDays), slope: derivative / sum }
+      : { value: -Infinity, slope: 0 }
   }
   let lo = Math.log(1e-12)
   let hi = Math.log(1e12)
-  let u = start !== undefined && start > 0 && Number.isFinite(start) ? Math.log(start) : Math.log(Math.max(1e-12, changes / totalDays))
+  let u =
+    start !== undefined && start > 0 && Number.isFinite(start)
+      ? Math.log(start)
+      : Math.log(Math.max(1e-12, changes / totalDays))
   for (let iteration = 0; iteration < 200; iteration++) {
     const { value, slope } = evaluate(u)
     if (value > 0) lo = u

@@ -120,12 +120,18 @@ function knownAge(c: AgeCrawl): c is AgeCrawl & { ageDays: number } {
 
 /** Points of the M2 curve for n ages. */
 function defaultCurveBins(n: number): number {
-  return Math.max(CURVE_BINS_AT_1000, Math.min(CURVE_MAX_BINS, Math.round(CURVE_BINS_AT_1000 * Math.pow(n / 1000, 0.2))))
+  return Math.max(
+    CURVE_BINS_AT_1000,
+    Math.min(CURVE_MAX_BINS, Math.round(CURVE_BINS_AT_1000 * Math.pow(n / 1000, 0.2))),
+  )
 }
 
 /** CDF level up to which g_U(0) is fitted, for n samples. */
 function rateFitLevel(n: number): number {
-  return Math.max(RATE_FIT_MIN_LEVEL, Math.min(RATE_FIT_LEVEL, RATE_FIT_LEVEL * Math.pow(Math.max(n, 1) / RATE_FIT_LEVEL_FROM, -1 / 6)))
+  return Math.max(
+    RATE_FIT_MIN_LEVEL,
+    Math.min(RATE_FIT_LEVEL, RATE_FIT_LEVEL * Math.pow(Math.max(n, 1) / RATE_FIT_LEVEL_FROM, -1 / 6)),
+  )
 }
 
 // ---------------------------------------------------------------- M2
@@ -284,7 +290,11 @@ export function ageCdfM5FromSamples(
   const samples = samplesDays.filter((d) => Number.isFinite(d) && d > 0)
   if (samples.length < MIN_CRAWLS || !(intervalDays > 0)) return null
   const total = samples.reduce((a, b) => a + b, 0)
-  const multiples = latticeMultiples(options, intervalDays, samples.reduce((a, b) => Math.max(a, b), 0))
+  const multiples = latticeMultiples(
+    options,
+    intervalDays,
+    samples.reduce((a, b) => Math.max(a, b), 0),
+  )
   const points: AgeCdfPoint[] = []
   for (let k = 1; k <= multiples; k++) {
     const ageDays = k * intervalDays
@@ -324,7 +334,8 @@ export function priorWorkM1(crawls: readonly AgeCrawl[]): PriorWorkCdf | null {
   for (let j = 0; j + 1 < sorted.length; j++) {
     const crawl = sorted[j]!
     const next = sorted[j + 1]!
-    const nextChanged = next.changed ?? (knownAge(crawl) && knownAge(next) ? next.ageDays < next.atDays - crawl.atDays : null)
+    const nextChanged =
+      next.changed ?? (knownAge(crawl) && knownAge(next) ? next.ageDays < next.atDays - crawl.atDays : null)
     if (nextChanged === true && knownAge(crawl)) retained.push(crawl.ageDays)
   }
   if (retained.length < MIN_CRAWLS) return null
@@ -356,8 +367,12 @@ function thinPoints<T>(points: readonly T[], max: number): T[] {
 }
 
 function latticeMultiples(options: AgeCdfOptions, delta: number, largest: number): number {
-  const byLag = options.maxLagDays !== undefined && options.maxLagDays > 0 ? Math.floor(options.maxLagDays / delta) : Infinity
-  const wanted = options.bins !== undefined ? binsOption(options, LATTICE_DEFAULT_POINTS) : Math.min(LATTICE_DEFAULT_POINTS, Math.ceil(largest / delta - 1e-9))
+  const byLag =
+    options.maxLagDays !== undefined && options.maxLagDays > 0 ? Math.floor(options.maxLagDays / delta) : Infinity
+  const wanted =
+    options.bins !== undefined
+      ? binsOption(options, LATTICE_DEFAULT_POINTS)
+      : Math.min(LATTICE_DEFAULT_POINTS, Math.ceil(largest / delta - 1e-9))
   return Math.max(1, Math.min(wanted, byLag))
 }
 
@@ -376,7 +391,11 @@ function latticeSummary(method: AgeCdfMethod, points: AgeCdfPoint[], delta: numb
 
 /** a of the least-squares fit G(x) = a x + b x² through the origin, within slopeWithinModel's range at the last point. */
 function quadraticSlope(points: readonly AgeCdfPoint[]): number | null {
-  let s2 = 0, s3 = 0, s4 = 0, sy1 = 0, sy2 = 0
+  let s2 = 0,
+    s3 = 0,
+    s4 = 0,
+    sy1 = 0,
+    sy2 = 0
   for (const { ageDays: x, cdf: y } of points) {
     s2 += x * x
     s3 += x * x * x
@@ -424,7 +443,10 @@ export function ageCdfM6(crawls: readonly AgeCrawl[], options: AgeCdfOptions = {
   if (n < MIN_CRAWLS) return null
   const spanDays = sorted[n - 1]!.atDays - sorted[0]!.atDays
   if (!(spanDays > 0)) return null
-  const maxLag = Math.min(positiveOr(options.maxLagDays, m6DefaultMaxLag(sorted)), (M6_MAX_PAIRS / n) * (spanDays / (n - 1)))
+  const maxLag = Math.min(
+    positiveOr(options.maxLagDays, m6DefaultMaxLag(sorted)),
+    (M6_MAX_PAIRS / n) * (spanDays / (n - 1)),
+  )
   const flags = sorted.map((c) => c.changed)
   const times = sorted.map((c) => c.atDays)
   const blocks = pairCurve(times, flags, maxLag, binsOption(options, m6Bins(times, flags, maxLag)))
@@ -513,7 +535,14 @@ export function pairCurve(
  */
 function rateFromPairs(times: ArrayLike<number>, flags: ArrayLike<boolean | null>, x0: number): number | null {
   const n = times.length
-  let s2 = 0, s3 = 0, s4 = 0, sy1 = 0, sy2 = 0, sd = 0, sq = 0, count = 0
+  let s2 = 0,
+    s3 = 0,
+    s4 = 0,
+    sy1 = 0,
+    sy2 = 0,
+    sd = 0,
+    sq = 0,
+    count = 0
   for (let i = 0; i < n - 1; i++) {
     const start = times[i]!
     let seenChange = false
@@ -672,7 +701,7 @@ function meanAgeFromCurve(points: readonly AgeCdfPoint[]): number | null {
   let area = 0
   let previous: AgeCdfPoint = { ageDays: 0, cdf: 0 }
   for (const point of points) {
-    area += (point.ageDays - previous.ageDays) * (2 - previous.cdf - point.cdf) / 2
+    area += ((point.ageDays - previous.ageDays) * (2 - previous.cdf - point.cdf)) / 2
     previous = point
   }
   return area
@@ -689,7 +718,10 @@ function poolAdjacentViolators(values: readonly number[], weights: readonly numb
       if (before.value <= last.value) break
       const weight = before.weight + last.weight
       blocks.splice(blocks.length - 2, 2, {
-        value: weight > 0 ? (before.value * before.weight + last.value * last.weight) / weight : (before.value + last.value) / 2,
+        value:
+          weight > 0
+            ? (before.value * before.weight + last.value * last.weight) / weight
+            : (before.value + last.value) / 2,
         weight,
         size: before.size + last.size,
       })

@@ -12,7 +12,9 @@ export type StatusClass = (typeof STATUS_CLASSES)[number]
 /** A count per status class. */
 export const statusClassCountsSchema = z
   .object(Object.fromEntries(STATUS_CLASSES.map((c) => [c, z.number().int()])) as Record<StatusClass, z.ZodNumber>)
-  .describe('Crawl reports by the class of the httpStatus the crawler reported (none: reported without one); the status_class label of recrawl_fetches_total.')
+  .describe(
+    'Crawl reports by the class of the httpStatus the crawler reported (none: reported without one); the status_class label of recrawl_fetches_total.',
+  )
 
 export type StatusClassCounts = z.infer<typeof statusClassCountsSchema>
 

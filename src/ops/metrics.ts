@@ -5,7 +5,13 @@ import type { IngestResult, ObservationReport } from '../domain/ingest.ts'
 import type { LeaseGrant } from '../domain/leases.ts'
 import type { OptimizeResult } from '../domain/optimize.ts'
 import { PAGE_STATUSES } from '../core/pageStep.ts'
-import { STATUS_CLASSES, statusClassCountsSchema, statusClassOf, zeroStatusClassCounts, type StatusClassCounts } from './fetchStatus.ts'
+import {
+  STATUS_CLASSES,
+  statusClassCountsSchema,
+  statusClassOf,
+  zeroStatusClassCounts,
+  type StatusClassCounts,
+} from './fetchStatus.ts'
 import type { Stats, StatsSnapshot } from './stats.ts'
 import { MS_PER_SECOND } from '../math/units.ts'
 
@@ -13,7 +19,9 @@ import { MS_PER_SECOND } from '../math/units.ts'
 export const counterTotalsSchema = z
   .object({
     observations: z.object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() }),
-    fetchesByStatusClass: statusClassCountsSchema.describe('recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class.'),
+    fetchesByStatusClass: statusClassCountsSchema.describe(
+      'recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class.',
+    ),
     changesDetected: z.number(),
     leasesGranted: z.number(),
     leasesExpired: z.number(),
@@ -66,16 +74,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   for (const result of OBSERVATION_RESULTS) observations.labels(result).inc(0)
   const fetches = new Counter({
     name: 'recrawl_fetches_total',
-    help:
-      'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; none: reported without a status).',
+    help: 'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; none: reported without a status).',
     labelNames: ['status_class'] as const,
     registers,
   })
   for (const c of STATUS_CLASSES) fetches.labels(c).inc(0)
   const crawlsByPageStatus = new Counter({
     name: 'recrawl_crawls_by_page_status_total',
-    help:
-      'In-order crawls by what the page was when it was crawled: active, failing, gone (a recheck), redirected, or noisy (its hash is noise). The crawls spent on dead, failing and noisy pages.',
+    help: 'In-order crawls by what the page was when it was crawled: active, failing, gone (a recheck), redirected, or noisy (its hash is noise). The crawls spent on dead, failing and noisy pages.',
     labelNames: ['page_status'] as const,
     registers,
   })
@@ -90,13 +96,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Pages registered by observations of unknown URLs.',
     registers,
   })
-  const leasesGranted = new Counter({ name: 'recrawl_leases_granted_total', help: 'Pages handed out in leases.', registers })
+  const leasesGranted = new Counter({
+    name: 'recrawl_leases_granted_total',
+    help: 'Pages handed out in leases.',
+    registers,
+  })
   const leasesExpired = new Counter({
     name: 'recrawl_leases_expired_total',
     help: 'Leased pages whose lease expired unfinished and that returned to the pool.',
     registers,
   })
-  const optimizerRuns = new Counter({ name: 'recrawl_optimizer_runs_total', help: 'Completed optimiser runs (API and periodic).', registers })
+  const optimizerRuns = new Counter({
+    name: 'recrawl_optimizer_runs_total',
+    help: 'Completed optimiser runs (API and periodic).',
+    registers,
+  })
   const optimizerDuration = new Histogram({
     name: 'recrawl_optimizer_duration_seconds',
     help: 'Wall time of completed optimiser runs.',
@@ -165,14 +179,26 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   })
   snapshotGauge('recrawl_pages_overdue', 'Pages due now (dueAt ≤ now) and not leased.', (s) => s.pagesOverdue)
-  snapshotGauge('recrawl_oldest_overdue_age_seconds', 'How long the most overdue page has been due; 0 when none is.', (s) => s.oldestOverdueAgeSeconds)
+  snapshotGauge(
+    'recrawl_oldest_overdue_age_seconds',
+    'How long the most overdue page has been due; 0 when none is.',
+    (s) => s.oldestOverdueAgeSeconds,
+  )
   snapshotGauge(
     'recrawl_expected_freshness',
     'Expected importance-weighted freshness Σμ·f(ρ)/Σμ of the current rates under the running schedule (0…1; 0 while no page has importance).',
     (s) => s.expectedFreshness,
   )
-  snapshotGauge('recrawl_budget_crawls_per_day', 'Crawl budget R from the settings, crawls per day.', (s) => s.budgetCrawlsPerDay)
-  snapshotGauge('recrawl_planned_crawls_per_day', 'Σ crawlsPerDay of every page: the budget the current rates spend.', (s) => s.plannedCrawlsPerDay)
+  snapshotGauge(
+    'recrawl_budget_crawls_per_day',
+    'Crawl budget R from the settings, crawls per day.',
+    (s) => s.budgetCrawlsPerDay,
+  )
+  snapshotGauge(
+    'recrawl_planned_crawls_per_day',
+    'Σ crawlsPerDay of every page: the budget the current rates spend.',
+    (s) => s.plannedCrawlsPerDay,
+  )
   snapshotGauge(
     'recrawl_crawls_per_day_last_hour',
     'Crawls actually reported with crawledAt in the last hour, times 24 (crawls per day).',

@@ -2,7 +2,15 @@ import type pg from 'pg'
 import type { Logger } from 'pino'
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.ts'
-import { HOURS_PER_DAY, MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND, SECONDS_PER_HOUR, SECONDS_PER_MINUTE } from '../math/units.ts'
+import {
+  HOURS_PER_DAY,
+  MS_PER_DAY,
+  MS_PER_HOUR,
+  MS_PER_MINUTE,
+  MS_PER_SECOND,
+  SECONDS_PER_HOUR,
+  SECONDS_PER_MINUTE,
+} from '../math/units.ts'
 import { settingsFromStored } from '../core/settings.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
@@ -20,7 +28,9 @@ import {
 import { statusClassCountsSchema, statusClassOf, zeroStatusClassCounts } from './fetchStatus.ts'
 
 const rateHistogramSchema = z.object({
-  edgesPerDay: z.array(z.number()).describe('bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]).'),
+  edgesPerDay: z
+    .array(z.number())
+    .describe('bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]).'),
   counts: z.array(z.number().int()),
   below: z.number().int().describe('Pages with a rate below the first edge (zeros included).'),
   above: z.number().int().describe('Pages with a rate at or above the last edge.'),
@@ -40,7 +50,10 @@ export const statsSnapshotSchema = z.object({
       failing: z.number().int(),
       gone: z.number().int(),
       redirected: z.number().int(),
-      noisy: z.number().int().describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
+      noisy: z
+        .number()
+        .int()
+        .describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
     })
     .describe('Pages by status (docs/api.md "Fetch outcomes").'),
   pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
@@ -48,7 +61,9 @@ export const statsSnapshotSchema = z.object({
   expectedFreshness: z
     .number()
     .nullable()
-    .describe('Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages.'),
+    .describe(
+      'Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages.',
+    ),
   schedule: z.enum(['periodic', 'poisson']),
   budgetCrawlsPerDay: z.number().describe('Budget R from the settings.'),
   plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay: what the current rates spend of the budget.'),
@@ -60,9 +75,15 @@ export type StatsSnapshot = z.infer<typeof statsSnapshotSchema>
 /** The rest of GET /v1/stats: histograms, optimiser runs, overdue hosts, time series, activity and failures. */
 export const statsDetailsSchema = z.object({
   windowHours: z.number(),
-  windowStart: z.string().describe('Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock.'),
-  windowEnd: z.string().describe('End of the window (inclusive, RFC 3339): the service clock when the details were computed.'),
-  optimizer: z.object({ lambda: z.number().nullable(), solvedAt: z.string().nullable() }).describe('The stored multiplier λ and when it was solved.'),
+  windowStart: z
+    .string()
+    .describe('Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock.'),
+  windowEnd: z
+    .string()
+    .describe('End of the window (inclusive, RFC 3339): the service clock when the details were computed.'),
+  optimizer: z
+    .object({ lambda: z.number().nullable(), solvedAt: z.string().nullable() })
+    .describe('The stored multiplier λ and when it was solved.'),
   changeRateHistogram: rateHistogramSchema.describe('Pages by estimated changesPerDay (log10 bins, 4 per decade).'),
   crawlRateHistogram: rateHistogramSchema.describe('Pages by crawlsPerDay (log10 bins, 4 per decade).'),
   optimizerRuns: z
@@ -101,7 +122,9 @@ export const statsDetailsSchema = z.object({
         }),
       ),
     })
-    .describe('Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window.'),
+    .describe(
+      'Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window.',
+    ),
   crawlActivity: z
     .array(
       z.object({
@@ -124,7 +147,9 @@ export const statsDetailsSchema = z.object({
         lastCrawledAt: z.string(),
       }),
     )
-    .describe('Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows).'),
+    .describe(
+      'Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows).',
+    ),
 })
 
 type StatsDetails = z.infer<typeof statsDetailsSchema>
@@ -163,8 +188,14 @@ const FETCH_FAILURES_SHOWN = 20
 
 const finiteOr = (v: number, fallback: number): number => (Number.isFinite(v) ? v : fallback)
 
-function histogram(row: { counts: number[]; below: number; above: number; unknown: number }, bins: HistogramBins): RateHistogram {
-  const edgesPerDay = Array.from({ length: bins.bins + 1 }, (_, i) => 10 ** (bins.minLog10 + ((bins.maxLog10 - bins.minLog10) * i) / bins.bins))
+function histogram(
+  row: { counts: number[]; below: number; above: number; unknown: number },
+  bins: HistogramBins,
+): RateHistogram {
+  const edgesPerDay = Array.from(
+    { length: bins.bins + 1 },
+    (_, i) => 10 ** (bins.minLog10 + ((bins.maxLog10 - bins.minLog10) * i) / bins.bins),
+  )
   return { edgesPerDay, counts: row.counts, below: row.below, above: row.above, unknown: row.unknown }
 }
 
@@ -172,10 +203,19 @@ function histogram(row: { counts: number[]; below: number; above: number; unknow
  * Every hour of (fromMs, toMs], with zeros for hours without crawls (a chart must not bridge them);
  * the first hour starts at or before fromMs and counts only its crawls after fromMs.
  */
-function hourlyActivity(rows: readonly CrawlActivityRow[], fromMs: number, toMs: number): StatsDetails['crawlActivity'] {
+function hourlyActivity(
+  rows: readonly CrawlActivityRow[],
+  fromMs: number,
+  toMs: number,
+): StatsDetails['crawlActivity'] {
   const byHour = new Map<number, StatsDetails['crawlActivity'][number]>()
   for (let h = Math.floor(fromMs / MS_PER_HOUR) * MS_PER_HOUR; h <= toMs; h += MS_PER_HOUR) {
-    byHour.set(h, { hourStart: new Date(h).toISOString(), crawls: 0, changes: 0, fetchesByStatusClass: zeroStatusClassCounts() })
+    byHour.set(h, {
+      hourStart: new Date(h).toISOString(),
+      crawls: 0,
+      changes: 0,
+      fetchesByStatusClass: zeroStatusClassCounts(),
+    })
   }
   for (const r of rows) {
     const hour = byHour.get(r.hourStart.getTime())
@@ -258,7 +298,8 @@ export function createStats(deps: StatsDeps): Stats {
         noisy: row.pagesNoisy,
       },
       pagesOverdue: row.pagesOverdue,
-      oldestOverdueAgeSeconds: row.oldestOverdueAt === null ? 0 : Math.max(0, (nowMs - row.oldestOverdueAt.getTime()) / MS_PER_SECOND),
+      oldestOverdueAgeSeconds:
+        row.oldestOverdueAt === null ? 0 : Math.max(0, (nowMs - row.oldestOverdueAt.getTime()) / MS_PER_SECOND),
       expectedFreshness: freshness === null ? null : Math.min(1, Math.max(0, finiteOr(freshness, 0))),
       schedule: settings.schedule,
       budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
@@ -274,7 +315,10 @@ export function createStats(deps: StatsDeps): Stats {
     const nowMs = deps.clock.nowMs()
     const now = new Date(nowMs)
     const from = new Date(nowMs - windowHours * MS_PER_HOUR)
-    const bucketSeconds = Math.max(SECONDS_PER_MINUTE, Math.ceil((windowHours * SECONDS_PER_HOUR) / SERIES_POINTS / SECONDS_PER_MINUTE) * SECONDS_PER_MINUTE)
+    const bucketSeconds = Math.max(
+      SECONDS_PER_MINUTE,
+      Math.ceil((windowHours * SECONDS_PER_HOUR) / SERIES_POINTS / SECONDS_PER_MINUTE) * SECONDS_PER_MINUTE,
+    )
     const state = await readOptimizerState(deps.pool)
     const histograms = await readRateHistograms(deps.pool, RATE_BINS)
     const runs = await recentOptimizerRuns(deps.pool, OPTIMIZER_RUNS_SHOWN)
@@ -322,7 +366,10 @@ export function createStats(deps: StatsDeps): Stats {
  * Refreshes the snapshot every `intervalMs` so the time series gets a sample per minute even when
  * nobody is looking at the dashboard or scraping. Failures are logged and retried at the next tick.
  */
-export function startStatsSampler(stats: Stats, options: { intervalMs: number; logger?: Logger | undefined }): { stop(): void } {
+export function startStatsSampler(
+  stats: Stats,
+  options: { intervalMs: number; logger?: Logger | undefined },
+): { stop(): void } {
   const timer = setInterval(() => {
     stats.snapshot().catch((err: unknown) => options.logger?.warn({ err }, 'stats snapshot failed'))
   }, options.intervalMs)

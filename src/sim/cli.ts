@@ -7,7 +7,15 @@ import { parseOptions, UsageError } from '../args.ts'
 import { runEndToEnd, DEFAULT_E2E_OPTIONS } from './e2e.ts'
 import { runTasks, type ParallelProgress } from './parallel.ts'
 import { groupResults, checkGoals, renderMarkdown, renderText } from './report.ts'
-import { DEFAULT_SIM_OPTIONS, IMPORTANCE_KINDS, planTasks, selectPolicies, WORKLOADS, type SimOptions, type Workload } from './runner.ts'
+import {
+  DEFAULT_SIM_OPTIONS,
+  IMPORTANCE_KINDS,
+  planTasks,
+  selectPolicies,
+  WORKLOADS,
+  type SimOptions,
+  type Workload,
+} from './runner.ts'
 import type { ImportanceKind } from './universe.ts'
 import { MINUTES_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
 
@@ -40,7 +48,13 @@ progress goes to stderr. Needs no configuration and no database.
                          --reoptimize-days, --workload (one synthetic workload) and --importance (one).
   --fleet-lag-minutes <m> with --e2e: the fleet fetches each page m minutes after it could (default 0)`
 
-const list = (value: string | undefined): string[] | null => (value === undefined ? null : value.split(',').map((s) => s.trim()).filter(Boolean))
+const list = (value: string | undefined): string[] | null =>
+  value === undefined
+    ? null
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -91,9 +105,13 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
     const seed = values.seed === undefined ? DEFAULT_SIM_OPTIONS.seed : Number.parseInt(values.seed, 10)
     if (!Number.isInteger(seed)) throw new UsageError('--seed must be an integer')
     const workloads = list(values.workload) ?? [...WORKLOADS]
-    for (const w of workloads) if (!(WORKLOADS as readonly string[]).includes(w)) throw new UsageError(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`)
+    for (const w of workloads)
+      if (!(WORKLOADS as readonly string[]).includes(w))
+        throw new UsageError(`unknown workload ${w}; known: ${WORKLOADS.join(', ')}`)
     const importance = list(values.importance) ?? [...IMPORTANCE_KINDS]
-    for (const k of importance) if (!IMPORTANCE_KINDS.includes(k as ImportanceKind)) throw new UsageError(`unknown importance ${k}; known: zipf, equal`)
+    for (const k of importance)
+      if (!IMPORTANCE_KINDS.includes(k as ImportanceKind))
+        throw new UsageError(`unknown importance ${k}; known: zipf, equal`)
 
     if (values.e2e) {
       if (!values.url) throw new UsageError('--e2e needs --url (e.g. http://127.0.0.1:8080)')
@@ -107,7 +125,11 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
         horizonDays,
         warmupDays: values['warmup-days'] === undefined ? horizonDays / 3 : Number(values['warmup-days']),
         seed,
-        crawlsPerPagePerDay: positive('crawls-per-page', values['crawls-per-page'], DEFAULT_E2E_OPTIONS.crawlsPerPagePerDay),
+        crawlsPerPagePerDay: positive(
+          'crawls-per-page',
+          values['crawls-per-page'],
+          DEFAULT_E2E_OPTIONS.crawlsPerPagePerDay,
+        ),
         reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_E2E_OPTIONS.reoptimizeDays),
         fleetLagDays: nonNegative('fleet-lag-minutes', values['fleet-lag-minutes'], 0) / MINUTES_PER_DAY,
         log: (line) => console.error(line),
@@ -124,8 +146,16 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
       horizonDays,
       warmupDays,
       seed,
-      crawlsPerPagePerDay: positive('crawls-per-page', values['crawls-per-page'], DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay),
-      replayCrawlsPerChange: positive('replay-crawls-per-change', values['replay-crawls-per-change'], DEFAULT_SIM_OPTIONS.replayCrawlsPerChange),
+      crawlsPerPagePerDay: positive(
+        'crawls-per-page',
+        values['crawls-per-page'],
+        DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay,
+      ),
+      replayCrawlsPerChange: positive(
+        'replay-crawls-per-change',
+        values['replay-crawls-per-change'],
+        DEFAULT_SIM_OPTIONS.replayCrawlsPerChange,
+      ),
       reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_SIM_OPTIONS.reoptimizeDays),
       replayDir: values['replay-dir'] ?? DEFAULT_SIM_OPTIONS.replayDir,
       engineMode: values.scheduled ? 'scheduled' : 'fleet',

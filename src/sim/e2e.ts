@@ -77,14 +77,16 @@ interface EndToEndReport {
 export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndReport> {
   const base = new URL(options.url)
   if (!isLoopbackHost(base.hostname)) throw new Error(`--e2e only drives a service on loopback, not ${base.hostname}`)
-  if (options.workload.startsWith('replay')) throw new Error('--e2e runs a synthetic workload (poisson, pareto, weibull, drift)')
+  if (options.workload.startsWith('replay'))
+    throw new Error('--e2e runs a synthetic workload (poisson, pareto, weibull, drift)')
   const started = Date.now()
   let requests = 0
   const api = createRecrawlClient({
     baseUrl: base.origin,
     timeoutMs: 60_000,
     fetch: (request, init) => {
-      if ((Date.now() - started) / 1000 > options.maxWallSeconds) throw new Error(`e2e run exceeded ${options.maxWallSeconds} s of wall time`)
+      if ((Date.now() - started) / 1000 > options.maxWallSeconds)
+        throw new Error(`e2e run exceeded ${options.maxWallSeconds} s of wall time`)
       requests++
       return fetch(request, init)
     },
@@ -109,27 +111,38 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   try {
     await ok(api.GET('/v1/clock'))
   } catch (err) {
-    throw new Error(`the service has no simulated clock (start it with SIMULATED_CLOCK=true): ${err instanceof Error ? err.message : err}`)
+    throw new Error(
+      `the service has no simulated clock (start it with SIMULATED_CLOCK=true): ${err instanceof Error ? err.message : err}`,
+    )
   }
   const existing = await ok(api.GET('/v1/pages', { params: { query: { limit: 1 } } }))
-  if (existing.pages.length > 0) throw new Error('the service already has pages: start it on an empty database (e.g. a fresh DATA_DIR)')
+  if (existing.pages.length > 0)
+    throw new Error('the service already has pages: start it on an empty database (e.g. a fresh DATA_DIR)')
 
   const isoAt = (days: number) => new Date(SIM_START_MS + Math.round(days * MS_PER_DAY)).toISOString()
   await ok(api.PUT('/v1/clock', { body: { now: isoAt(0) } }))
-  await ok(api.PATCH('/v1/settings', { body: { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, reoptimizeSeconds: 86_400 } }))
+  await ok(
+    api.PATCH('/v1/settings', { body: { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, reoptimizeSeconds: 86_400 } }),
+  )
   for (let from = 0; from < n; from += BATCH) {
     const pages = []
-    for (let i = from; i < Math.min(n, from + BATCH); i++) pages.push({ url: urlOf(i), importance: universe.importance[i]! })
+    for (let i = from; i < Math.min(n, from + BATCH); i++)
+      pages.push({ url: urlOf(i), importance: universe.importance[i]! })
     await ok(api.PUT('/v1/pages', { body: { pages } }))
   }
-  options.log(`e2e: registered ${n} pages, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, horizon ${options.horizonDays} days`)
+  options.log(
+    `e2e: registered ${n} pages, budget ${universe.budgetCrawlsPerDay.toFixed(1)} crawls/day, horizon ${options.horizonDays} days`,
+  )
 
   const tracker = new FreshnessTracker(universe)
   let crawls = 0
   // Leased pages the fleet has not reported yet, and the latest fetch time given to each page.
   const pending: { i: number; crawlDays: number; url: string; leaseId: string }[] = []
   const fetchedDays = new Array<number>(n).fill(-1)
-  const leaseSeconds = Math.min(86_400, Math.max(3600, Math.ceil((options.fleetLagDays + 2 * options.stepDays) * 86_400)))
+  const leaseSeconds = Math.min(
+    86_400,
+    Math.max(3600, Math.ceil((options.fleetLagDays + 2 * options.stepDays) * 86_400)),
+  )
   /** Reports the fetches made by `nowDays`, in fetch order, in batches. */
   const report = async (nowDays: number) => {
     pending.sort((a, b) => a.crawlDays - b.crawlDays)
@@ -168,7 +181,8 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     for (;;) {
       const lease = await ok(api.POST('/v1/leases', { body: { worker: 'simulate-e2e', limit: BATCH, leaseSeconds } }))
       const hour = Math.floor((nowDays - options.warmupDays) * HOURS_PER_DAY - 1e-9)
-      if (hour >= 0 && hour < handedOutPerHourAfterWarmup.length) handedOutPerHourAfterWarmup[hour]! += lease.pages.length
+      if (hour >= 0 && hour < handedOutPerHourAfterWarmup.length)
+        handedOutPerHourAfterWarmup[hour]! += lease.pages.length
       for (const page of lease.pages) {
         const i = indexOf.get(page.url)
         if (i === undefined) continue
@@ -176,7 +190,8 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
         // (a page handed out before its due time is fetched at once), plus the fleet's lag.
         const dueDays = (Date.parse(page.dueAt) - SIM_START_MS) / MS_PER_DAY
         const last = Math.max(tracker.lastCrawlDays(i) ?? -1, fetchedDays[i]!)
-        const fetchDays = Math.max(Math.min(dueDays, nowDays), previousStepDays, last + 1 / MS_PER_DAY) + options.fleetLagDays
+        const fetchDays =
+          Math.max(Math.min(dueDays, nowDays), previousStepDays, last + 1 / MS_PER_DAY) + options.fleetLagDays
         const crawlDays = Math.round(fetchDays * MS_PER_DAY) / MS_PER_DAY
         fetchedDays[i] = crawlDays
         pending.push({ i, crawlDays, url: page.url, leaseId: lease.leaseId })
@@ -209,10 +224,16 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
     reoptimizeDays: options.reoptimizeDays,
   }
-  const inProcess = ['oracle-periodic', 'oracle-renewal', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map((policy) => {
-    const r = runPolicy(universe, createPolicy(policy, universe, simOptions, [options.workload, options.importance]), { mode: 'fleet' })
-    return { policy, freshness: r.freshness, crawlsUsed: r.crawls / r.budgetCrawls }
-  })
+  const inProcess = ['oracle-periodic', 'oracle-renewal', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map(
+    (policy) => {
+      const r = runPolicy(
+        universe,
+        createPolicy(policy, universe, simOptions, [options.workload, options.importance]),
+        { mode: 'fleet' },
+      )
+      return { policy, freshness: r.freshness, crawlsUsed: r.crawls / r.budgetCrawls }
+    },
+  )
   const oracle = inProcess[0]!.freshness
   const renewalOracle = inProcess[1]!.freshness
   const ratio = (f: number, to: number) => (to > 0 ? f / to : 0)
@@ -220,8 +241,11 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   const ratioToRenewalOracle = ratio(freshness, renewalOracle)
   const budgetUsePerDay = crawlsPerDayAfterWarmup.map((c) => c / universe.budgetCrawlsPerDay)
   const handOutsPerHour = handedOutPerHourAfterWarmup.map((c) => c / (universe.budgetCrawlsPerDay / HOURS_PER_DAY))
-  const handOutsPerDay = Array.from({ length: wholeDaysAfterWarmup }, (_, d) =>
-    handedOutPerHourAfterWarmup.slice(d * HOURS_PER_DAY, (d + 1) * HOURS_PER_DAY).reduce((a, b) => a + b, 0) / universe.budgetCrawlsPerDay,
+  const handOutsPerDay = Array.from(
+    { length: wholeDaysAfterWarmup },
+    (_, d) =>
+      handedOutPerHourAfterWarmup.slice(d * HOURS_PER_DAY, (d + 1) * HOURS_PER_DAY).reduce((a, b) => a + b, 0) /
+      universe.budgetCrawlsPerDay,
   )
   const lines = [
     `end-to-end: ${options.workload}, ${options.importance} importance, ${n} pages, ${options.horizonDays} simulated days from ${isoAt(0)}, ` +

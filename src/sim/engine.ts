@@ -254,7 +254,9 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
   const counts = policy.intervalCounts?.() ?? null
   if (estimates && counts) {
     const subset = Float64Array.from(estimates, (e, i) => (counts[i]! >= WELL_OBSERVED_INTERVALS ? e : Number.NaN))
-    const truth = Float64Array.from(universe.trueChangesPerDay, (d, i) => (counts[i]! >= WELL_OBSERVED_INTERVALS ? d : 0))
+    const truth = Float64Array.from(universe.trueChangesPerDay, (d, i) =>
+      counts[i]! >= WELL_OBSERVED_INTERVALS ? d : 0,
+    )
     wellObserved = estimateErrors(subset, truth).medianRatio
   }
   options.onProgress?.(1)
@@ -281,7 +283,10 @@ function median(values: number[]): number | null {
 }
 
 /** |Δ̂ − Δ|/Δ and Δ̂/Δ over pages with Δ > 0; a page without an estimate counts as Δ̂ = 0. */
-export function estimateErrors(estimates: Float64Array, truth: Float64Array): { medianRelativeError: number | null; medianRatio: number | null } {
+export function estimateErrors(
+  estimates: Float64Array,
+  truth: Float64Array,
+): { medianRelativeError: number | null; medianRatio: number | null } {
   const errors: number[] = []
   const ratios: number[] = []
   for (let i = 0; i < truth.length; i++) {

@@ -56,23 +56,27 @@ export async function runTasks(
           const id = next++
           child.send({ type: 'run', id, task: tasks[id], options })
         }
-        child.on('message', (m: { type: string; id: number; fraction?: number; result?: TaskResult; message?: string }) => {
-          if (m.type === 'progress') {
-            fractions[m.id] = m.fraction ?? 0
-            report()
-          } else if (m.type === 'done') {
-            results[m.id] = m.result!
-            fractions[m.id] = 1
-            done++
-            report()
-            if (done === tasks.length) resolvePool()
-            else give()
-          } else if (m.type === 'failed') {
-            rejectPool(new Error(`task ${JSON.stringify(tasks[m.id])} failed: ${m.message}`))
-          }
-        })
+        child.on(
+          'message',
+          (m: { type: string; id: number; fraction?: number; result?: TaskResult; message?: string }) => {
+            if (m.type === 'progress') {
+              fractions[m.id] = m.fraction ?? 0
+              report()
+            } else if (m.type === 'done') {
+              results[m.id] = m.result!
+              fractions[m.id] = 1
+              done++
+              report()
+              if (done === tasks.length) resolvePool()
+              else give()
+            } else if (m.type === 'failed') {
+              rejectPool(new Error(`task ${JSON.stringify(tasks[m.id])} failed: ${m.message}`))
+            }
+          },
+        )
         child.on('exit', (code) => {
-          if (code !== 0 && code !== null && done < tasks.length) rejectPool(new Error(`simulation worker exited with code ${code}`))
+          if (code !== 0 && code !== null && done < tasks.length)
+            rejectPool(new Error(`simulation worker exited with code ${code}`))
         })
         give()
       }

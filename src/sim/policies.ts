@@ -8,7 +8,15 @@ import { renewalParameters, type EstimatorName } from '../math/estimators/index.
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
-import { applyCrawl, newPageState, rateMoved, registrationDueAtMs, retimePage, stepContext, type PageState } from '../core/pageStep.ts'
+import {
+  applyCrawl,
+  newPageState,
+  rateMoved,
+  registrationDueAtMs,
+  retimePage,
+  stepContext,
+  type PageState,
+} from '../core/pageStep.ts'
 import { pageBounds } from '../core/crawlTiming.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../core/settings.ts'
 import type { CrawlOutcome, PolicyContext, SimPolicy } from './engine.ts'
@@ -21,7 +29,12 @@ export type CrawlSchedule = 'periodic' | 'poisson'
  * A page with a fixed rate ρ: periodic (first crawl at a uniform phase in [0, 1/ρ), then every 1/ρ)
  * or Poisson (exponential gaps with rate ρ). ρ = 0: never crawled.
  */
-export function fixedRatePolicy(name: string, crawlsPerDay: Float64Array, schedule: CrawlSchedule, random: Random): SimPolicy {
+export function fixedRatePolicy(
+  name: string,
+  crawlsPerDay: Float64Array,
+  schedule: CrawlSchedule,
+  random: Random,
+): SimPolicy {
   const gap = (page: number): number => {
     const rate = crawlsPerDay[page]!
     if (!(rate > 0)) return Number.POSITIVE_INFINITY
@@ -31,7 +44,8 @@ export function fixedRatePolicy(name: string, crawlsPerDay: Float64Array, schedu
     name,
     mode: 'scheduled',
     start(ctx) {
-      for (let i = 0; i < crawlsPerDay.length; i++) ctx.setDue(i, schedule === 'periodic' ? random.next() * gap(i) : gap(i))
+      for (let i = 0; i < crawlsPerDay.length; i++)
+        ctx.setDue(i, schedule === 'periodic' ? random.next() * gap(i) : gap(i))
     },
     onCrawl: (page, nowDays) => nowDays + gap(page),
   }
@@ -162,7 +176,10 @@ const SIM_HOST = 'sim.example'
  * Crawl times are whole milliseconds, as the service stores them. Settings: DEFAULT_SETTINGS with the given
  * estimator and schedule, the objective exact for that schedule, and budget R.
  */
-export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): SimPolicy & { pages(): readonly PageState[] } {
+export function recrawlPolicy(
+  universe: Universe,
+  options: RecrawlLoopOptions,
+): SimPolicy & { pages(): readonly PageState[] } {
   const n = universe.pageCount
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
@@ -174,8 +191,14 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
   }
   const { random } = options
   const known = options.knownChangesPerDay
-  const pages: PageState[] = Array.from({ length: n }, (_, i) => newPageState({ host: SIM_HOST, importance: universe.importance[i]! }, 0))
-  let optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null } = { lambda: null, hostLambdas: {}, pages: null }
+  const pages: PageState[] = Array.from({ length: n }, (_, i) =>
+    newPageState({ host: SIM_HOST, importance: universe.importance[i]! }, 0),
+  )
+  let optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null } = {
+    lambda: null,
+    hostLambdas: {},
+    pages: null,
+  }
   const context = (nowMs: number, page: number) => {
     const ctx = stepContext(settings, optimizer, nowMs, random)
     ctx.catchUpLateness = options.catchUpLateness === true
@@ -185,7 +208,8 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
   }
   const toDays = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : ms / MS_PER_DAY)
   /** Due times as the service stores them: whole milliseconds. */
-  const stored = (page: PageState): PageState => (page.nextCrawlAtMs === null ? page : { ...page, nextCrawlAtMs: Math.floor(page.nextCrawlAtMs) })
+  const stored = (page: PageState): PageState =>
+    page.nextCrawlAtMs === null ? page : { ...page, nextCrawlAtMs: Math.floor(page.nextCrawlAtMs) }
 
   return {
     name: `recrawl-${known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.schedule}`,
@@ -195,7 +219,9 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
     start(ctx) {
       // Registered at time 0, as PUT /v1/pages registers them: in the order given, the important pages first.
       const registration = stepContext(settings, optimizer, 0, random)
-      const order = options.registrationOrder ? Array.from(options.registrationOrder) : Array.from({ length: n }, (_, i) => i)
+      const order = options.registrationOrder
+        ? Array.from(options.registrationOrder)
+        : Array.from({ length: n }, (_, i) => i)
       order.sort((a, b) => universe.importance[b]! - universe.importance[a]!)
       for (let k = 0; k < n; k++) {
         const i = order[k]!
@@ -227,7 +253,9 @@ export function recrawlPolicy(universe: Universe, options: RecrawlLoopOptions): 
       // distribution-aware objective its fitted age-law shape with the rate anchored to that estimate.
       const laws = pages.map((p) => {
         const changesPerDay = p.changesPerDay ?? settings.defaultChangesPerDay
-        return settings.objective === 'freshness-renewal' ? renewalParameters(p.estimator, changesPerDay) : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
+        return settings.objective === 'freshness-renewal'
+          ? renewalParameters(p.estimator, changesPerDay)
+          : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
       })
       const solution = solveRates({
         changesPerDay: Float64Array.from(laws, (law) => law.changesPerDay),

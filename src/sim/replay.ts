@@ -33,14 +33,16 @@ export type ReplayWorkload = keyof typeof REPLAY_FILES
 
 export const DEFAULT_REPLAY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../datasets/replay')
 
-
 /** Parses the text of one replay file. Throws with the line number on malformed input. */
 export function parseReplay(text: string): ReplayData {
   const lines = text.split('\n')
   const header = JSON.parse(lines[0] ?? '') as Record<string, unknown>
   const windowStartSeconds = Number(header.windowStart)
   const windowEndSeconds = Number(header.windowEnd)
-  if (!(Number.isFinite(windowStartSeconds) && windowEndSeconds > windowStartSeconds) || header.unit !== 'unix seconds') {
+  if (
+    !(Number.isFinite(windowStartSeconds) && windowEndSeconds > windowStartSeconds) ||
+    header.unit !== 'unix seconds'
+  ) {
     throw new Error('replay header must have windowStart < windowEnd in unix seconds')
   }
   const pages: ReplayPage[] = []
@@ -48,7 +50,11 @@ export function parseReplay(text: string): ReplayData {
     const line = lines[k]!.trim()
     if (line === '') continue
     const row = JSON.parse(line) as { page?: unknown; changes?: unknown }
-    if (typeof row.page !== 'string' || !Array.isArray(row.changes) || !row.changes.every((c) => typeof c === 'number' && Number.isFinite(c))) {
+    if (
+      typeof row.page !== 'string' ||
+      !Array.isArray(row.changes) ||
+      !row.changes.every((c) => typeof c === 'number' && Number.isFinite(c))
+    ) {
       throw new Error(`replay line ${k + 1}: expected {page: string, changes: number[]}`)
     }
     const changesSeconds = (row.changes as number[]).slice().sort((a, b) => a - b)
@@ -122,7 +128,9 @@ export function replayUniverse(options: ReplayUniverseOptions): Universe {
     changeDays,
     changeOffsets: offsets,
     trueChangesPerDay: trueRates,
-    ageLaws: Array.from({ length: n }, (_, i) => realisedAgeLaw(changeDays, offsets, i, options.warmupDays, horizonDays)),
+    ageLaws: Array.from({ length: n }, (_, i) =>
+      realisedAgeLaw(changeDays, offsets, i, options.warmupDays, horizonDays),
+    ),
     importance: drawImportance(options.importanceKind, n, options.importanceRandom),
     budgetCrawlsPerDay: options.crawlsPerChange * totalRate,
     timeScale: `1 simulated day = ${realDaysPerSimDay.toFixed(2)} real days (${n} of ${all.length} files, ${times.length} changes)`,

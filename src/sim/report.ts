@@ -2,7 +2,13 @@
  * Tables and the goal check of the freshness benchmark, as plain text or Markdown.
  */
 import { WELL_OBSERVED_INTERVALS } from './engine.ts'
-import { DEFAULT_LOOP_POLICY, ORACLE_POLICY, RENEWAL_ORACLE_POLICY, type SimOptions, type TaskResult } from './runner.ts'
+import {
+  DEFAULT_LOOP_POLICY,
+  ORACLE_POLICY,
+  RENEWAL_ORACLE_POLICY,
+  type SimOptions,
+  type TaskResult,
+} from './runner.ts'
 
 interface GroupTable {
   workload: string
@@ -36,7 +42,13 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
     const key = `${r.workload}|${r.importance}`
     let g = groups.get(key)
     if (!g) {
-      g = { workload: r.workload, importance: r.importance, budgetCrawlsPerDay: r.budgetCrawlsPerDay, timeScale: r.timeScale, rows: [] }
+      g = {
+        workload: r.workload,
+        importance: r.importance,
+        budgetCrawlsPerDay: r.budgetCrawlsPerDay,
+        timeScale: r.timeScale,
+        rows: [],
+      }
       groups.set(key, g)
     }
     g.rows.push({
@@ -45,7 +57,10 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
       ratioToOracle: null,
       ratioToRenewalOracle: null,
       crawlsUsed: r.result.budgetCrawls > 0 ? r.result.crawls / r.result.budgetCrawls : 0,
-      dailyBudgetUse: r.result.dailyBudgetUse.length === 0 ? null : { min: Math.min(...r.result.dailyBudgetUse), max: Math.max(...r.result.dailyBudgetUse) },
+      dailyBudgetUse:
+        r.result.dailyBudgetUse.length === 0
+          ? null
+          : { min: Math.min(...r.result.dailyBudgetUse), max: Math.max(...r.result.dailyBudgetUse) },
       crawls: r.result.crawls,
       medianRelativeError: r.result.medianRelativeError,
       medianEstimateRatio: r.result.medianEstimateRatio,
@@ -58,7 +73,8 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
     const renewalOracle = g.rows.find((row) => row.policy === RENEWAL_ORACLE_POLICY)
     for (const row of g.rows) {
       row.ratioToOracle = oracle && oracle.freshness > 0 ? row.freshness / oracle.freshness : null
-      row.ratioToRenewalOracle = renewalOracle && renewalOracle.freshness > 0 ? row.freshness / renewalOracle.freshness : null
+      row.ratioToRenewalOracle =
+        renewalOracle && renewalOracle.freshness > 0 ? row.freshness / renewalOracle.freshness : null
     }
   }
   return [...groups.values()]
@@ -107,7 +123,17 @@ function tableCells(row: TableRow): string[] {
   ]
 }
 
-const HEADER = ['policy', 'freshness F', `F / ${ORACLE_POLICY}`, `F / ${RENEWAL_ORACLE_POLICY}`, 'crawls / budget', 'budget use per day', 'median |Δ̂−Δ|/Δ', 'median Δ̂/Δ', `Δ̂/Δ, ≥ ${WELL_OBSERVED_INTERVALS} intervals`]
+const HEADER = [
+  'policy',
+  'freshness F',
+  `F / ${ORACLE_POLICY}`,
+  `F / ${RENEWAL_ORACLE_POLICY}`,
+  'crawls / budget',
+  'budget use per day',
+  'median |Δ̂−Δ|/Δ',
+  'median Δ̂/Δ',
+  `Δ̂/Δ, ≥ ${WELL_OBSERVED_INTERVALS} intervals`,
+]
 
 function groupTitle(g: GroupTable): string {
   const scale = g.timeScale ? `; ${g.timeScale}` : ''
@@ -120,7 +146,8 @@ export function renderText(groups: readonly GroupTable[], options: SimOptions): 
     lines.push(groupTitle(g))
     const rows = [HEADER, ...g.rows.map(tableCells)]
     const widths = HEADER.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
-    for (const r of rows) lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+    for (const r of rows)
+      lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
     lines.push('')
   }
   lines.push(renderGoals(groups))
@@ -144,7 +171,9 @@ function describeOptions(o: SimOptions): string {
     `pages ${o.pageCount}, horizon ${o.horizonDays} days, warm-up ${o.warmupDays} days (freshness scored on the rest), seed ${o.seed}, ` +
     `reoptimize every ${o.reoptimizeDays} day(s); budget R = ${o.crawlsPerPagePerDay} crawl/page/day (synthetic), ` +
     `${o.replayCrawlsPerChange} crawls per change (replay); ` +
-    (o.engineMode === 'fleet' ? 'every policy on a fleet of R crawls/day, most overdue first' : 'policies crawl at their own due times (Nutch on the fleet)')
+    (o.engineMode === 'fleet'
+      ? 'every policy on a fleet of R crawls/day, most overdue first'
+      : 'policies crawl at their own due times (Nutch on the fleet)')
   )
 }
 
@@ -152,7 +181,8 @@ function renderGoals(groups: readonly GroupTable[]): string {
   const lines = [`goals (${DEFAULT_LOOP_POLICY}, ratio to ${ORACLE_POLICY} / ${RENEWAL_ORACLE_POLICY}):`]
   for (const c of checkGoals(groups)) {
     const mark = (b: boolean | null) => (b === null ? 'n/a' : b ? 'yes' : 'NO')
-    const ratioGoal = c.workload === 'poisson' && c.loopRatio !== null ? (c.loopRatio >= 0.98 ? ' (≥ 0.98: yes)' : ' (≥ 0.98: NO)') : ''
+    const ratioGoal =
+      c.workload === 'poisson' && c.loopRatio !== null ? (c.loopRatio >= 0.98 ? ' (≥ 0.98: yes)' : ' (≥ 0.98: NO)') : ''
     lines.push(
       `  ${`${c.workload}/${c.importance}`.padEnd(20)} ratio ${fixed(c.loopRatio, 3)}${ratioGoal} / ${fixed(c.loopRatioRenewal, 3)}; beats nutch: ${mark(c.beatsNutch)}; beats proportional: ${mark(c.beatsProportional)}`,
     )

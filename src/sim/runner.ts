@@ -15,8 +15,21 @@ import {
   uniformRates,
   type CrawlSchedule,
 } from './policies.ts'
-import { DEFAULT_REPLAY_DIR, readReplayFile, REPLAY_FILES, replayUniverse, type ReplayData, type ReplayWorkload } from './replay.ts'
-import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload, type Universe } from './universe.ts'
+import {
+  DEFAULT_REPLAY_DIR,
+  readReplayFile,
+  REPLAY_FILES,
+  replayUniverse,
+  type ReplayData,
+  type ReplayWorkload,
+} from './replay.ts'
+import {
+  deriveSeed,
+  syntheticUniverse,
+  type ImportanceKind,
+  type SyntheticWorkload,
+  type Universe,
+} from './universe.ts'
 import { join } from 'node:path'
 
 export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr'] as const
@@ -31,7 +44,14 @@ export const ORACLE_POLICY = 'oracle-periodic'
 /** The distribution-aware oracle: periodic crawling at the rates of docs/math.md 3.5 for the true age laws. */
 export const RENEWAL_ORACLE_POLICY = 'oracle-renewal'
 
-const BASELINE_POLICIES = ['uniform', 'proportional', 'nutch', 'oracle-periodic', 'oracle-renewal', 'oracle-poisson'] as const
+const BASELINE_POLICIES = [
+  'uniform',
+  'proportional',
+  'nutch',
+  'oracle-periodic',
+  'oracle-renewal',
+  'oracle-poisson',
+] as const
 
 /**
  * Loops with the distribution-aware objective (docs/math.md 3.5): `recrawl-<estimator>-renewal` is the
@@ -91,16 +111,26 @@ export interface TaskResult extends SimTask {
 }
 
 /** Tasks grouped by universe (workload, importance), so a worker reuses the universe it built. */
-export function planTasks(workloads: readonly Workload[], importance: readonly ImportanceKind[], policies: readonly string[]): SimTask[] {
+export function planTasks(
+  workloads: readonly Workload[],
+  importance: readonly ImportanceKind[],
+  policies: readonly string[],
+): SimTask[] {
   const tasks: SimTask[] = []
-  for (const workload of workloads) for (const kind of importance) for (const policy of policies) tasks.push({ workload, importance: kind, policy })
+  for (const workload of workloads)
+    for (const kind of importance) for (const policy of policies) tasks.push({ workload, importance: kind, policy })
   return tasks
 }
 
 /** Keeps both oracles in every selection (every ratio is to them) and preserves the canonical order. */
 export function selectPolicies(filters: readonly string[] | null): string[] {
   if (filters === null || filters.length === 0) return [...POLICIES]
-  const chosen = POLICIES.filter((p) => p === ORACLE_POLICY || p === RENEWAL_ORACLE_POLICY || filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)))
+  const chosen = POLICIES.filter(
+    (p) =>
+      p === ORACLE_POLICY ||
+      p === RENEWAL_ORACLE_POLICY ||
+      filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)),
+  )
   const unknown = filters.filter((f) => !POLICIES.some((p) => p === f || p.startsWith(f)))
   if (unknown.length > 0) throw new Error(`unknown policy ${unknown.join(', ')}; known: ${POLICIES.join(', ')}`)
   return chosen
@@ -109,7 +139,11 @@ export function selectPolicies(filters: readonly string[] | null): string[] {
 /** Cache of replay files per thread (they are read once). */
 const replayCache = new Map<string, Promise<ReplayData>>()
 
-export async function buildUniverse(workload: Workload, importance: ImportanceKind, options: SimOptions): Promise<Universe> {
+export async function buildUniverse(
+  workload: Workload,
+  importance: ImportanceKind,
+  options: SimOptions,
+): Promise<Universe> {
   const random = createRandom(deriveSeed(options.seed, 'changes', workload))
   const importanceRandom = createRandom(deriveSeed(options.seed, 'importance', workload, importance))
   if (workload === 'replay-git' || workload === 'replay-tldr') {
@@ -163,7 +197,8 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
   }
   const match = /^recrawl-(\w+)-(periodic|poisson|renewal)$/.exec(name)
   const estimator = match?.[1] as EstimatorName | undefined
-  if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator)) throw new Error(`unknown policy ${name}`)
+  if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator))
+    throw new Error(`unknown policy ${name}`)
   const renewal = match[2] === 'renewal'
   // A random registration order: the universe's own order (a replay's file paths) says nothing a client would know.
   const registrationRandom = createRandom(deriveSeed(options.seed, 'registration', ...seedLabels))
@@ -183,11 +218,22 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
 }
 
 /** Runs one task. `universe` may be passed when the caller already built it. */
-export async function runTask(task: SimTask, options: SimOptions, onProgress?: (fraction: number) => void, universe?: Universe): Promise<TaskResult> {
+export async function runTask(
+  task: SimTask,
+  options: SimOptions,
+  onProgress?: (fraction: number) => void,
+  universe?: Universe,
+): Promise<TaskResult> {
   const u = universe ?? (await buildUniverse(task.workload, task.importance, options))
   const started = performance.now()
   const policy = createPolicy(task.policy, u, options, [task.workload, task.importance])
   const mode = options.engineMode === 'fleet' ? 'fleet' : policy.mode
   const { pageFreshDays: _perPage, ...result } = runPolicy(u, policy, onProgress ? { onProgress, mode } : { mode })
-  return { ...task, result, budgetCrawlsPerDay: u.budgetCrawlsPerDay, timeScale: u.timeScale, elapsedMs: performance.now() - started }
+  return {
+    ...task,
+    result,
+    budgetCrawlsPerDay: u.budgetCrawlsPerDay,
+    timeScale: u.timeScale,
+    elapsedMs: performance.now() - started,
+  }
 }

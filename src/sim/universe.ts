@@ -206,7 +206,13 @@ export function syntheticUniverse(options: SyntheticOptions): Universe {
  * expectation over the phase, exactly ρ ∫_0^{1/ρ} (1 − G(a)) da of the window with this G, so the
  * oracle built from it is the best fixed periodic schedule in hindsight.
  */
-export function realisedAgeLaw(changeDays: Float64Array, changeOffsets: Int32Array, page: number, warmupDays: number, horizonDays: number): AgeLaw {
+export function realisedAgeLaw(
+  changeDays: Float64Array,
+  changeOffsets: Int32Array,
+  page: number,
+  warmupDays: number,
+  horizonDays: number,
+): AgeLaw {
   return empiricalAgeLaw(changeDays.subarray(changeOffsets[page]!, changeOffsets[page + 1]!), warmupDays, horizonDays)
 }
 

@@ -42,7 +42,12 @@ export interface DatabaseTimeouts {
 }
 
 /** The configuration's defaults (src/config.ts), for callers without a configuration (tests, tools). */
-export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 }
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectMs: 5_000,
+  statementMs: 30_000,
+  lockMs: 10_000,
+  idleInTransactionMs: 60_000,
+}
 
 interface OpenDatabaseOptions {
   databaseUrl: string | undefined
@@ -70,7 +75,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 function attachErrorLogger(pool: pg.Pool, logger: Logger | undefined): void {
   // An idle client's connection can drop (database restart); without a listener that crashes the process.
   // Checked-out clients are watched by withTransaction (src/store/transaction.ts).
-  pool.on('error', (err) => logger?.warn({ err }, 'idle database connection failed; the pool drops it and opens a new one when needed'))
+  pool.on('error', (err) =>
+    logger?.warn({ err }, 'idle database connection failed; the pool drops it and opens a new one when needed'),
+  )
 }
 
 /**
@@ -87,7 +94,12 @@ function postgresSessionOptions(t: DatabaseTimeouts): pg.PoolConfig {
   }
 }
 
-async function openPostgres(databaseUrl: string, poolSize: number, timeouts: DatabaseTimeouts, logger?: Logger): Promise<Database> {
+async function openPostgres(
+  databaseUrl: string,
+  poolSize: number,
+  timeouts: DatabaseTimeouts,
+  logger?: Logger,
+): Promise<Database> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, ...postgresSessionOptions(timeouts) })
   attachErrorLogger(pool, logger)
   const url = new URL(databaseUrl)
@@ -133,13 +145,19 @@ async function openEmbedded(dataDir: string | null, purpose: OwnerPurpose, logge
     }
   }
   const guarded = guardPGlite(db)
-  const server = new modules[1].PGLiteSocketServer({ db: guarded.db, host: '127.0.0.1', port: 0, maxConnections: 1 + EMBEDDED_GUEST_CONNECTIONS })
+  const server = new modules[1].PGLiteSocketServer({
+    db: guarded.db,
+    host: '127.0.0.1',
+    port: 0,
+    maxConnections: 1 + EMBEDDED_GUEST_CONNECTIONS,
+  })
   let port: number
   try {
     await server.start()
     // After start() the connection string carries the port the OS picked.
     port = Number(server.getServerConn().split(':').pop())
-    if (!Number.isInteger(port) || port <= 0) throw new Error(`embedded database socket has no TCP port: ${server.getServerConn()}`)
+    if (!Number.isInteger(port) || port <= 0)
+      throw new Error(`embedded database socket has no TCP port: ${server.getServerConn()}`)
     await publish(port)
   } catch (err) {
     await server.stop().catch(() => undefined)
@@ -205,7 +223,8 @@ async function openGuest(location: string, owner: { pid: number; port: number },
     pool,
     kind: 'embedded',
     location: `${location} (through process ${owner.pid})`,
-    subscribe: () => Promise.reject(new Error('only the process that owns an embedded database can listen for notifications')),
+    subscribe: () =>
+      Promise.reject(new Error('only the process that owns an embedded database can listen for notifications')),
     close: () => pool.end(),
   }
 }

@@ -75,7 +75,11 @@ async function writeOwner(path: string, record: OwnerRecord): Promise<void> {
  * Takes ownership of `dir`, or finds the live process that has it. A `service` claim never shares:
  * it fails when a service owns the directory and waits (up to `waitMs`) for a command to finish.
  */
-export async function claimDirectory(dir: string, purpose: OwnerPurpose, waitMs = CLAIM_WAIT_MS): Promise<DirectoryClaim> {
+export async function claimDirectory(
+  dir: string,
+  purpose: OwnerPurpose,
+  waitMs = CLAIM_WAIT_MS,
+): Promise<DirectoryClaim> {
   const path = join(dir, OWNER_FILE)
   const deadline = Date.now() + waitMs
   for (;;) {
@@ -99,7 +103,12 @@ export async function claimDirectory(dir: string, purpose: OwnerPurpose, waitMs 
     if (owner === 'missing') continue // released in between: try again at once
     const stale =
       owner === 'unreadable'
-        ? Date.now() - (await stat(path).then((s) => s.mtimeMs, () => Date.now())) > UNREADABLE_STALE_MS
+        ? Date.now() -
+            (await stat(path).then(
+              (s) => s.mtimeMs,
+              () => Date.now(),
+            )) >
+          UNREADABLE_STALE_MS
         : !isAlive(owner.pid, dir)
     if (stale) {
       // Left behind by a process that died without closing. Only remove what we read.
@@ -119,7 +128,9 @@ export async function claimDirectory(dir: string, purpose: OwnerPurpose, waitMs 
     }
     if (Date.now() > deadline) {
       const who = owner === 'unreadable' ? 'another process' : `process ${owner.pid} (${owner.purpose})`
-      throw new Error(`the embedded database in ${dir} is held by ${who}; waited ${Math.round(waitMs / MS_PER_SECOND)} s (remove ${path} only if no recrawl process runs)`)
+      throw new Error(
+        `the embedded database in ${dir} is held by ${who}; waited ${Math.round(waitMs / MS_PER_SECOND)} s (remove ${path} only if no recrawl process runs)`,
+      )
     }
     await new Promise((r) => setTimeout(r, CLAIM_POLL_MS))
   }

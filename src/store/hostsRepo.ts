@@ -34,17 +34,12 @@ export async function deleteHost(q: Queryable, host: string): Promise<boolean> {
 
 /** Hosts with configured limits, with their page counts. */
 export async function listHosts(q: Queryable): Promise<HostRow[]> {
-  const { rows } = await q.query<HostRow>(
-    `SELECT ${HOST_COLUMNS} FROM hosts h ORDER BY h.host`,
-  )
+  const { rows } = await q.query<HostRow>(`SELECT ${HOST_COLUMNS} FROM hosts h ORDER BY h.host`)
   return rows
 }
 
 export async function getHost(q: Queryable, host: string): Promise<HostRow | null> {
-  const { rows } = await q.query<HostRow>(
-    `SELECT ${HOST_COLUMNS} FROM hosts h WHERE h.host = $1`,
-    [host],
-  )
+  const { rows } = await q.query<HostRow>(`SELECT ${HOST_COLUMNS} FROM hosts h WHERE h.host = $1`, [host])
   return rows[0] ?? null
 }
 
@@ -107,6 +102,9 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
     `UPDATE hosts h SET crawl_delay_seconds = u.delay, updated_at = now()
      FROM unnest($1::text[], $2::float8[]) AS u(host, delay)
      WHERE h.host = u.host`,
-    [delays.map((u) => u.host), delays.map((u) => (u.crawlDelaySeconds !== null && u.crawlDelaySeconds! > 0 ? u.crawlDelaySeconds : null))],
+    [
+      delays.map((u) => u.host),
+      delays.map((u) => (u.crawlDelaySeconds !== null && u.crawlDelaySeconds! > 0 ? u.crawlDelaySeconds : null)),
+    ],
   )
 }

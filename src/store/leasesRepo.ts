@@ -155,9 +155,18 @@ const CLAIM_BY_HOST_SQL = claimSql(true)
 /** Leases up to `limit` due pages (docs/api.md "Schedule") in one statement (see claimSql). */
 export async function claimDuePages(q: Queryable, options: ClaimOptions): Promise<TakenPage[]> {
   const { limit } = options
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
   const early = options.earlyUntil !== undefined && options.earlyUntil > options.now
-  const values: unknown[] = [options.now, options.leaseId, options.worker, options.expiresAt, limit, early ? options.earlyUntil : options.now, early]
+  const values: unknown[] = [
+    options.now,
+    options.leaseId,
+    options.worker,
+    options.expiresAt,
+    limit,
+    early ? options.earlyUntil : options.now,
+    early,
+  ]
   const query =
     options.hosts === null
       ? { name: 'leases-claim', text: CLAIM_SQL, values }
@@ -178,7 +187,10 @@ interface HandOutBudget {
  * Takes up to `wanted` tokens from the fleet-wide hand-out allowance. Returns how many were taken (whole
  * tokens) and how many there were before (fractional).
  */
-export async function takeHandOutTokens(q: Queryable, options: HandOutBudget & { wanted: number }): Promise<{ taken: number; available: number }> {
+export async function takeHandOutTokens(
+  q: Queryable,
+  options: HandOutBudget & { wanted: number },
+): Promise<{ taken: number; available: number }> {
   const { rows } = await q.query<{ taken: number; available: number }>({
     name: 'lease-budget-take',
     text: `UPDATE lease_budget b SET tokens = a.available - least($2::float8, floor(a.available)), updated_at = $1
@@ -187,7 +199,13 @@ export async function takeHandOutTokens(q: Queryable, options: HandOutBudget & {
                  FROM lease_budget WHERE id FOR UPDATE) a
            WHERE b.id
            RETURNING least($2::float8, floor(a.available))::float8 AS taken, a.available::float8 AS available`,
-    values: [options.now, options.wanted, options.perDay, options.capacity, Math.min(options.initial, options.capacity)],
+    values: [
+      options.now,
+      options.wanted,
+      options.perDay,
+      options.capacity,
+      Math.min(options.initial, options.capacity),
+    ],
   })
   return rows[0] ?? { taken: 0, available: 0 }
 }
@@ -225,7 +243,12 @@ export async function extendLease(q: Queryable, leaseId: string, now: Date, expi
 }
 
 /** The pages among `ids` that the lease still holds (unexpired), locked, in id order. */
-export async function lockLeasedPages(q: Queryable, leaseId: string, ids: readonly string[], now: Date): Promise<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }[]> {
+export async function lockLeasedPages(
+  q: Queryable,
+  leaseId: string,
+  ids: readonly string[],
+  now: Date,
+): Promise<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }[]> {
   const { rows } = await q.query<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }>(
     `SELECT page_id::text AS id, crawls_per_day AS "crawlsPerDay", floor(extract(epoch FROM next_crawl_at) * 1000)::float8 AS "nextCrawlAtMs"
      FROM page_schedule WHERE lease_id = $1::uuid AND lease_expires_at > $2 AND page_id = ANY($3::bigint[])
@@ -236,7 +259,10 @@ export async function lockLeasedPages(q: Queryable, leaseId: string, ids: readon
 }
 
 /** Ends the lease on these pages, each with its new due time. */
-export async function releasePages(q: Queryable, pages: readonly { id: string; nextCrawlAtMs: number | null }[]): Promise<void> {
+export async function releasePages(
+  q: Queryable,
+  pages: readonly { id: string; nextCrawlAtMs: number | null }[],
+): Promise<void> {
   if (pages.length === 0) return
   await q.query(
     `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = s.version + 1
@@ -270,7 +296,10 @@ interface ScheduleRow {
  * Upcoming unleased crawls in lease order (due time, then importance), up to `until` when given:
  * the global due order merged with each host's polite pages (page_schedule.polite).
  */
-export async function upcomingCrawls(q: Queryable, options: { until: Date | null; limit: number }): Promise<ScheduleRow[]> {
+export async function upcomingCrawls(
+  q: Queryable,
+  options: { until: Date | null; limit: number },
+): Promise<ScheduleRow[]> {
   const { rows } = await q.query<ScheduleRow>(
     `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
      FROM (

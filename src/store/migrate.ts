@@ -75,7 +75,9 @@ export async function migrate(
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`)
-    const { rows } = await client.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')
+    const { rows } = await client.query<{ version: string; name: string }>(
+      'SELECT version, name FROM schema_migrations ORDER BY version',
+    )
     const known = new Map(migrations.map((m) => [m.version, m.name]))
     const unknown = rows.filter((r) => !known.has(r.version)).map((r) => `${r.version}_${r.name}`)
     if (unknown.length > 0) throw new SchemaNewerThanCodeError(unknown)

@@ -59,7 +59,10 @@ export function postgresListener(databaseUrl: string, logger?: Logger): Postgres
       missed = true
       client = null
       if (!closed) {
-        logger?.warn({ err }, 'lost the connection that listens for changes; caches fall back to their lifetime until it is back')
+        logger?.warn(
+          { err },
+          'lost the connection that listens for changes; caches fall back to their lifetime until it is back',
+        )
         scheduleRetry()
       }
     }

@@ -20,7 +20,11 @@ export interface ObservationInsert {
 }
 
 /** Which of these (page, crawl time) pairs are stored already, as `${pageId}|${epochMs}` (crawlKey). */
-export async function storedCrawls(q: Queryable, pageIds: readonly string[], crawledAtMs: readonly number[]): Promise<Set<string>> {
+export async function storedCrawls(
+  q: Queryable,
+  pageIds: readonly string[],
+  crawledAtMs: readonly number[],
+): Promise<Set<string>> {
   if (pageIds.length === 0) return new Set()
   const { rows } = await q.query<{ key: string }>(
     `SELECT o.page_id::text || '|' || floor(extract(epoch FROM o.crawled_at) * 1000)::bigint::text AS key
@@ -123,7 +127,15 @@ export async function recentHistory(q: Queryable, pageId: string, limit: number)
 /** A stored crawl as the crawler reported it, for replaying a page's history (times in epoch ms). */
 type ReportedCrawlRow = Pick<
   ObservationInsert,
-  'crawledAtMs' | 'reportedChanged' | 'contentHash' | 'lastModifiedMs' | 'httpStatus' | 'etag' | 'fetchError' | 'retryAfterSeconds' | 'redirectTo'
+  | 'crawledAtMs'
+  | 'reportedChanged'
+  | 'contentHash'
+  | 'lastModifiedMs'
+  | 'httpStatus'
+  | 'etag'
+  | 'fetchError'
+  | 'retryAfterSeconds'
+  | 'redirectTo'
 >
 
 /** Every stored crawl of a page, oldest first, as reported. */
@@ -143,7 +155,12 @@ export async function reportedHistory(q: Queryable, pageId: string): Promise<Rep
 export async function rewriteCrawlOutcomes(
   q: Queryable,
   pageId: string,
-  outcomes: readonly { crawledAtMs: number; changed: boolean | null; applied: boolean; intervalSeconds: number | null }[],
+  outcomes: readonly {
+    crawledAtMs: number
+    changed: boolean | null
+    applied: boolean
+    intervalSeconds: number | null
+  }[],
 ): Promise<void> {
   if (outcomes.length === 0) return
   await q.query(

@@ -8,7 +8,13 @@ import { MS_PER_SECOND } from '../math/units.ts'
 
 /** The Postgres session limits of the configuration (DATABASE_*_TIMEOUT_MS). */
 function databaseTimeouts(
-  config: Pick<Config, 'databaseConnectTimeoutMs' | 'databaseStatementTimeoutMs' | 'databaseLockTimeoutMs' | 'databaseIdleInTransactionTimeoutMs'>,
+  config: Pick<
+    Config,
+    | 'databaseConnectTimeoutMs'
+    | 'databaseStatementTimeoutMs'
+    | 'databaseLockTimeoutMs'
+    | 'databaseIdleInTransactionTimeoutMs'
+  >,
 ): DatabaseTimeouts {
   return {
     connectMs: config.databaseConnectTimeoutMs,
@@ -117,7 +123,8 @@ export async function openMigratedDatabase(
   } catch (err) {
     // A command reports the failure in its own one line.
     if (purpose === 'service') {
-      if (err instanceof SchemaNewerThanCodeError) logger.fatal({ unknownMigrations: err.unknownMigrations }, err.message)
+      if (err instanceof SchemaNewerThanCodeError)
+        logger.fatal({ unknownMigrations: err.unknownMigrations }, err.message)
       else logger.fatal({ err }, 'cannot use the database')
     }
     await db.close().catch(() => {})

@@ -46,10 +46,30 @@ const OPTIMIZER_COLUMNS = `s.page_id::text, s.host, s.importance, p.changes_per_
              floor(extract(epoch FROM p.last_crawled_at) * 1000)::float8, floor(extract(epoch FROM s.next_crawl_at) * 1000)::float8,
              p.intervals, s.version::float8, p.status, p.noisy, p.age_shape, p.age_shape_rate_ratio`
 
-type OptimizerRow = [string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, number, number, string, boolean, number | null, number | null]
+type OptimizerRow = [
+  string,
+  string,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number,
+  number,
+  string,
+  boolean,
+  number | null,
+  number | null,
+]
 
 /** Up to `limit` pages after `afterId`, in id order (keyset paging: constant memory per chunk on the server). */
-export async function readOptimizerChunk(q: Queryable, afterId: string | null, limit: number): Promise<OptimizerPageChunk> {
+export async function readOptimizerChunk(
+  q: Queryable,
+  afterId: string | null,
+  limit: number,
+): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<OptimizerRow>({
     // The bound on both tables keeps each side of the merge join to the chunk (ids start at 1): with it on one
     // side only, the other side's index was read from its first row for every chunk.
@@ -67,7 +87,11 @@ export async function readOptimizerChunk(q: Queryable, afterId: string | null, l
  * `exceptXids`: one sequential scan of the schedule rows, no index (the row's xmin). Every write of a page's
  * state or attributes also writes its schedule row (its version), so the schedule shows them all.
  */
-export async function readOptimizerChanges(q: Queryable, sinceXid: bigint, exceptXids: readonly bigint[]): Promise<OptimizerPageChunk> {
+export async function readOptimizerChanges(
+  q: Queryable,
+  sinceXid: bigint,
+  exceptXids: readonly bigint[],
+): Promise<OptimizerPageChunk> {
   const low = (x: bigint) => (x & 0xffffffffn).toString()
   const { rows } = await q.query<OptimizerRow>({
     text: `SELECT ${OPTIMIZER_COLUMNS} FROM page_schedule s JOIN pages p ON p.id = s.page_id
@@ -92,7 +116,9 @@ export async function readTransactionXid(q: Queryable): Promise<bigint> {
 
 /** Statements that have deleted pages so far (migrations/0014): a change means pages may be gone. */
 export async function readPageDeletions(q: Queryable): Promise<string> {
-  const { rows } = await q.query<{ n: string }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM page_deletions`)
+  const { rows } = await q.query<{ n: string }>(
+    `SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM page_deletions`,
+  )
   return rows[0]!.n
 }
 
@@ -141,7 +167,12 @@ function toChunk(rows: readonly OptimizerRow[]): OptimizerPageChunk {
  */
 export async function writeRates(
   q: Queryable,
-  rates: { ids: readonly string[]; versions: readonly number[]; crawlsPerDay: readonly number[]; nextCrawlAtMs: readonly (number | null)[] },
+  rates: {
+    ids: readonly string[]
+    versions: readonly number[]
+    crawlsPerDay: readonly number[]
+    nextCrawlAtMs: readonly (number | null)[]
+  },
 ): Promise<number> {
   if (rates.ids.length === 0) return 0
   // Due times travel as epoch milliseconds: cheaper to send and to parse than RFC 3339 text. The extra
@@ -181,12 +212,10 @@ export async function saveOptimizerState(
   q: Queryable,
   state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date; pages: number },
 ): Promise<void> {
-  await q.query('UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id', [
-    state.lambda,
-    JSON.stringify(state.hostLambdas),
-    state.solvedAt,
-    state.pages,
-  ])
+  await q.query(
+    'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id',
+    [state.lambda, JSON.stringify(state.hostLambdas), state.solvedAt, state.pages],
+  )
 }
 
 interface OptimizerRunRow {
@@ -208,7 +237,18 @@ export async function insertOptimizerRun(q: Queryable, run: Omit<OptimizerRunRow
     `INSERT INTO optimizer_runs (started_at, duration_ms, trigger, objective, lambda, pages, pages_crawled,
        budget_crawls_per_day, expected_freshness, pages_retimed)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [run.startedAt, run.durationMs, run.trigger, run.objective, run.lambda, run.pages, run.pagesCrawled, run.budgetCrawlsPerDay, run.expectedFreshness, run.pagesRetimed],
+    [
+      run.startedAt,
+      run.durationMs,
+      run.trigger,
+      run.objective,
+      run.lambda,
+      run.pages,
+      run.pagesCrawled,
+      run.budgetCrawlsPerDay,
+      run.expectedFreshness,
+      run.pagesRetimed,
+    ],
   )
 }
 

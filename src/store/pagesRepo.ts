@@ -41,7 +41,8 @@ export interface PageRow {
   noisy: boolean
 }
 
-const epochMs = (column: string, alias: string): string => `floor(extract(epoch FROM ${column}) * 1000)::float8 AS "${alias}"`
+const epochMs = (column: string, alias: string): string =>
+  `floor(extract(epoch FROM ${column}) * 1000)::float8 AS "${alias}"`
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = `
@@ -201,7 +202,8 @@ export async function writeCrawledPages(q: Queryable, updates: readonly CrawledP
   )
 }
 
-const toBase64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+const toBase64 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
 
 export interface PageUpsert {
   url: string

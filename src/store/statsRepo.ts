@@ -136,7 +136,12 @@ export async function readRateHistograms(
      GROUP BY 1, 2`,
     [bins.minLog10, bins.maxLog10, bins.bins],
   )
-  const empty = (): RateHistogramRow => ({ counts: new Array<number>(bins.bins).fill(0), below: 0, above: 0, unknown: 0 })
+  const empty = (): RateHistogramRow => ({
+    counts: new Array<number>(bins.bins).fill(0),
+    below: 0,
+    above: 0,
+    unknown: 0,
+  })
   const out = { changesPerDay: empty(), crawlsPerDay: empty() }
   for (const r of rows) {
     const h = r.kind === 'changes' ? out.changesPerDay : out.crawlsPerDay
@@ -186,7 +191,16 @@ export async function insertStatsSample(q: Queryable, s: StatsSampleRow, retainS
        budget_crawls_per_day, planned_crawls_per_day, crawls_per_day_last_hour)
      VALUES (date_trunc('minute', $1::timestamptz), $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (sampled_at) DO NOTHING`,
-    [s.sampledAt, s.pages, s.pagesOverdue, s.oldestOverdueAgeSeconds, s.expectedFreshness, s.budgetCrawlsPerDay, s.plannedCrawlsPerDay, s.crawlsPerDayLastHour],
+    [
+      s.sampledAt,
+      s.pages,
+      s.pagesOverdue,
+      s.oldestOverdueAgeSeconds,
+      s.expectedFreshness,
+      s.budgetCrawlsPerDay,
+      s.plannedCrawlsPerDay,
+      s.crawlsPerDayLastHour,
+    ],
   )
   const stored = (rowCount ?? 0) > 0
   if (stored) await q.query('DELETE FROM stats_samples WHERE sampled_at < $1', [retainSince])
@@ -194,7 +208,10 @@ export async function insertStatsSample(q: Queryable, s: StatsSampleRow, retainS
 }
 
 /** Samples in (from, to], averaged over buckets of `bucketSeconds` (a bucket is named by its start). */
-export async function readStatsSeries(q: Queryable, options: { from: Date; to: Date; bucketSeconds: number }): Promise<StatsSampleRow[]> {
+export async function readStatsSeries(
+  q: Queryable,
+  options: { from: Date; to: Date; bucketSeconds: number },
+): Promise<StatsSampleRow[]> {
   const { rows } = await q.query<StatsSampleRow>(
     `SELECT to_timestamp(floor(extract(epoch FROM sampled_at) / $3) * $3) AS "sampledAt",
        round(avg(pages))::int AS pages, round(avg(pages_overdue))::int AS "pagesOverdue",
@@ -248,7 +265,10 @@ interface FetchFailureRow {
  * crawl without change information); observations_failed_fetches (migration 0010) indexes exactly
  * these rows, so the query reads the window's failures only.
  */
-export async function readFetchFailures(q: Queryable, options: { from: Date; to: Date; limit: number }): Promise<FetchFailureRow[]> {
+export async function readFetchFailures(
+  q: Queryable,
+  options: { from: Date; to: Date; limit: number },
+): Promise<FetchFailureRow[]> {
   const { rows } = await q.query<FetchFailureRow>(
     `SELECT p.host, o.http_status::int AS "httpStatus", count(*)::int AS fetches,
        count(DISTINCT o.page_id)::int AS pages, max(o.crawled_at) AS "lastCrawledAt"

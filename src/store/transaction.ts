@@ -35,7 +35,16 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57P03', // cannot_connect_now (starting up, in recovery)
 ])
 /** Socket errors on the way to the database. */
-const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+])
 /** node-postgres and pg-pool report a lost or timed-out connection by message only. */
 const UNAVAILABLE_MESSAGE =
   /timeout exceeded when trying to connect|Connection terminated|connection .*closed|Client has encountered a connection error|Query read timeout|timeout expired/i
@@ -87,7 +96,12 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
   for (let attempt = 1; ; attempt++) {
     const outcome = await attemptTransaction(pool, work)
     if ('value' in outcome) return outcome.value
-    const maxAttempts = outcome.rerun === 'serialization' ? MAX_ATTEMPTS : outcome.rerun === 'fresh-connection' ? MAX_ATTEMPTS_AFTER_LOST_CONNECTION : 0
+    const maxAttempts =
+      outcome.rerun === 'serialization'
+        ? MAX_ATTEMPTS
+        : outcome.rerun === 'fresh-connection'
+          ? MAX_ATTEMPTS_AFTER_LOST_CONNECTION
+          : 0
     if (attempt >= maxAttempts) throw outcome.error
     await new Promise((r) => setTimeout(r, RERUN_BACKOFF_MS * attempt * attempt))
   }
@@ -122,7 +136,8 @@ async function attemptTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient
     }
     const code = (error as { code?: unknown }).code
     if (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)) return { error, rerun: 'serialization' }
-    const freshConnectionMayWork = lost !== null && !commitSent && isDatabaseUnavailable(error) && !isTimeout(lost) && !isTimeout(error)
+    const freshConnectionMayWork =
+      lost !== null && !commitSent && isDatabaseUnavailable(error) && !isTimeout(lost) && !isTimeout(error)
     return { error, rerun: freshConnectionMayWork ? 'fresh-connection' : null }
   } finally {
     client.off('error', onError)

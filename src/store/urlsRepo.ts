@@ -6,7 +6,11 @@ import type { Queryable } from './transaction.ts'
  */
 
 /** Keyset paging by id over page URLs only. */
-export async function pageUrlsAfter(q: Queryable, afterId: string | null, limit: number): Promise<{ id: string; url: string }[]> {
+export async function pageUrlsAfter(
+  q: Queryable,
+  afterId: string | null,
+  limit: number,
+): Promise<{ id: string; url: string }[]> {
   const { rows } = await q.query<{ id: string; url: string }>(
     'SELECT id::text AS id, url FROM pages WHERE ($1::bigint IS NULL OR id > $1::bigint) ORDER BY id LIMIT $2',
     [afterId, limit],
@@ -17,7 +21,10 @@ export async function pageUrlsAfter(q: Queryable, afterId: string | null, limit:
 /** The pages that have one of these URLs. */
 export async function pagesWithUrls(q: Queryable, urls: readonly string[]): Promise<{ id: string; url: string }[]> {
   if (urls.length === 0) return []
-  const { rows } = await q.query<{ id: string; url: string }>('SELECT id::text AS id, url FROM pages WHERE url = ANY($1::text[])', [urls])
+  const { rows } = await q.query<{ id: string; url: string }>(
+    'SELECT id::text AS id, url FROM pages WHERE url = ANY($1::text[])',
+    [urls],
+  )
   return rows
 }
 
@@ -26,7 +33,10 @@ export async function pagesWithUrls(q: Queryable, urls: readonly string[]): Prom
  * cascades), where a trigger marks it polite when its new host is paced and moves its version, so an
  * optimiser run that read it before does not write it back (migrations/0015).
  */
-export async function renamePages(q: Queryable, renames: readonly { id: string; url: string; host: string }[]): Promise<void> {
+export async function renamePages(
+  q: Queryable,
+  renames: readonly { id: string; url: string; host: string }[],
+): Promise<void> {
   if (renames.length === 0) return
   await q.query(
     `UPDATE pages p SET url = r.url, host = r.host, updated_at = now()

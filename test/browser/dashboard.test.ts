@@ -177,9 +177,17 @@ async function seedHistory(t: TestApp): Promise<History> {
     notModified: i % 5 === 0,
   }))
   const byUrl = new Map(pages.map((p) => [p.url, p]))
-  const put = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: pages.map(({ url, importance }) => ({ url, importance })) } })
+  const put = await t.app.inject({
+    method: 'PUT',
+    url: '/v1/pages',
+    payload: { pages: pages.map(({ url, importance }) => ({ url, importance })) },
+  })
   assert.equal(put.statusCode, 200, put.body)
-  const patch = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 120, minCrawlsPerDay: 0.2 } })
+  const patch = await t.app.inject({
+    method: 'PATCH',
+    url: '/v1/settings',
+    payload: { budgetCrawlsPerDay: 120, minCrawlsPerDay: 0.2 },
+  })
   assert.equal(patch.statusCode, 200, patch.body)
 
   const history: History = { crawls: [], samplesAtMs: [] }
@@ -187,7 +195,11 @@ async function seedHistory(t: TestApp): Promise<History> {
   for (let now = start; now <= T0; now += SAMPLE_EVERY_MS) {
     t.clock.setMs(now)
     if ((now - start) % CRAWL_EVERY_MS === 0) {
-      const lease = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'sim', limit: 200, leaseSeconds: 3600 } })
+      const lease = await t.app.inject({
+        method: 'POST',
+        url: '/v1/leases',
+        payload: { worker: 'sim', limit: 200, leaseSeconds: 3600 },
+      })
       assert.equal(lease.statusCode, 200, lease.body)
       const grant = lease.json() as { leaseId: string; pages: { url: string }[] }
       const observations = grant.pages.map((p, k) => {
@@ -201,7 +213,8 @@ async function seedHistory(t: TestApp): Promise<History> {
         else {
           lastGoodCrawlMs.set(p.url, atMs)
           if (previous !== undefined) {
-            const changed = random.next() < 1 - Math.exp(-byUrl.get(p.url)!.changesPerDay * ((atMs - previous) / MS_PER_DAY))
+            const changed =
+              random.next() < 1 - Math.exp(-byUrl.get(p.url)!.changesPerDay * ((atMs - previous) / MS_PER_DAY))
             item.changed = changed
             if (!changed && byUrl.get(p.url)!.notModified) httpStatus = 304
           }
@@ -233,7 +246,8 @@ async function seedHistory(t: TestApp): Promise<History> {
 function classCounts(history: History, fromMs: number, toMs: number): Map<StatusClass, number> {
   const counts = new Map<StatusClass, number>()
   for (const c of history.crawls) {
-    if (c.atMs > fromMs && c.atMs <= toMs) counts.set(statusClassOf(c.httpStatus), (counts.get(statusClassOf(c.httpStatus)) ?? 0) + 1)
+    if (c.atMs > fromMs && c.atMs <= toMs)
+      counts.set(statusClassOf(c.httpStatus), (counts.get(statusClassOf(c.httpStatus)) ?? 0) + 1)
   }
   return counts
 }
@@ -244,7 +258,13 @@ function expectedFailures(history: History, fromMs: number, toMs: number): strin
   for (const c of history.crawls) {
     if (c.httpStatus < 400 || c.atMs <= fromMs || c.atMs > toMs) continue
     const host = new URL(c.url).host
-    const g = groups.get(`${host} ${c.httpStatus}`) ?? { host, status: c.httpStatus, n: 0, urls: new Set<string>(), lastMs: 0 }
+    const g = groups.get(`${host} ${c.httpStatus}`) ?? {
+      host,
+      status: c.httpStatus,
+      n: 0,
+      urls: new Set<string>(),
+      lastMs: 0,
+    }
     g.n++
     g.urls.add(c.url)
     g.lastMs = Math.max(g.lastMs, c.atMs)
@@ -279,7 +299,10 @@ describe('dashboard in chromium', () => {
           const c = charts[id]
           assert.ok(c, `${id} was not drawn (${hours} h)`)
           assert.deepEqual([c.xMin, c.xMax], [secs(fromMs), secs(T0)], `${id} x range (${hours} h)`)
-          assert.ok(c.series.some((s) => s.visible.length > 0 && s.pixels > 0), `${id} drew nothing (${hours} h): ${JSON.stringify(c.series.map((s) => [s.label, s.visible.length, s.pixels]))}`)
+          assert.ok(
+            c.series.some((s) => s.visible.length > 0 && s.pixels > 0),
+            `${id} drew nothing (${hours} h): ${JSON.stringify(c.series.map((s) => [s.label, s.visible.length, s.pixels]))}`,
+          )
         }
 
         // Every stored sample in the window is a point of the freshness line (bucketed as the API says).
@@ -288,7 +311,11 @@ describe('dashboard in chromium', () => {
         const freshness = charts['chart-freshness']!
         assert.equal(series(freshness, 'sampled').visible.length, buckets.size, `samples in the ${hours} h window`)
         assert.equal(series(freshness, 'sampled').outside, 0)
-        assert.equal(series(freshness, 'optimiser run').visible.length, RUNS_AT_MS.filter((ms) => ms > fromMs).length, `runs in the ${hours} h window`)
+        assert.equal(
+          series(freshness, 'optimiser run').visible.length,
+          RUNS_AT_MS.filter((ms) => ms > fromMs).length,
+          `runs in the ${hours} h window`,
+        )
         for (const label of ['budget', 'planned Σρ', 'crawled (last hour × 24)']) {
           assert.equal(series(charts['chart-budget']!, label).visible.length, buckets.size, `${label} (${hours} h)`)
         }
@@ -304,10 +331,18 @@ describe('dashboard in chromium', () => {
         // Crawls per hour by status class: every crawl of the window, in its class.
         const expected = classCounts(history, fromMs, T0)
         const fetches = charts['chart-fetches']!
-        for (const [cls, label] of [['2xx', '2xx'], ['3xx', '3xx'], ['4xx', '4xx'], ['5xx', '5xx']] as const) {
+        for (const [cls, label] of [
+          ['2xx', '2xx'],
+          ['3xx', '3xx'],
+          ['4xx', '4xx'],
+          ['5xx', '5xx'],
+        ] as const) {
           const n = expected.get(cls) ?? 0
           if (n === 0 && cls !== '2xx') {
-            assert.ok(!fetches.series.some((s) => s.label === label), `${label} is shown only when reported (${hours} h)`)
+            assert.ok(
+              !fetches.series.some((s) => s.label === label),
+              `${label} is shown only when reported (${hours} h)`,
+            )
             continue
           }
           assert.equal(sumY(series(fetches, label)), n, `${label} crawls in the ${hours} h window`)
@@ -315,19 +350,32 @@ describe('dashboard in chromium', () => {
           if (n > 0) assert.ok(series(fetches, label).pixels > 0, `${label} drawn (${hours} h)`)
         }
         // The failures table names the hosts, statuses and counts of the window.
-        const rows = (await page.locator('#failures-table tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 4))
+        const rows = (await page.locator('#failures-table tbody tr').allInnerTexts()).map((r) =>
+          r.split('\t').slice(0, 4),
+        )
         assert.deepEqual(rows, expectedFailures(history, fromMs, T0), `failures table (${hours} h)`)
-        if (hours >= 48) assert.ok(['404', '503'].every((status) => rows.some((r) => r[1] === status)), 'the seeded failures are in the window')
+        if (hours >= 48)
+          assert.ok(
+            ['404', '503'].every((status) => rows.some((r) => r[1] === status)),
+            'the seeded failures are in the window',
+          )
         const failed = history.crawls.filter((c) => c.httpStatus >= 400 && c.atMs > fromMs).length
         if (hours === 48) {
-          assert.ok((await page.locator('#tiles').innerText()).includes(`${failed.toLocaleString('en')} · `), `the tile counts ${failed} failed fetches`)
+          assert.ok(
+            (await page.locator('#tiles').innerText()).includes(`${failed.toLocaleString('en')} · `),
+            `the tile counts ${failed} failed fetches`,
+          )
           await screenshot(page, 'dashboard.png')
         }
       }
 
       // Histograms, tables and tiles.
-      const charts = (await page.evaluate(() => (globalThis as any).recrawlDashboard.charts)) as Record<string, { points: number }>
-      for (const id of ['chart-change-rates', 'chart-crawl-rates']) assert.ok((charts[id]?.points ?? 0) > 0, `${id} has no data`)
+      const charts = (await page.evaluate(() => (globalThis as any).recrawlDashboard.charts)) as Record<
+        string,
+        { points: number }
+      >
+      for (const id of ['chart-change-rates', 'chart-crawl-rates'])
+        assert.ok((charts[id]?.points ?? 0) > 0, `${id} has no data`)
       assert.equal(await page.locator('#runs-table tbody tr').count(), RUNS_AT_MS.length)
       assert.match((await page.locator('#tiles').innerText()).replace(/\s+/g, ' '), new RegExp(`${PAGES} pages`))
 
@@ -340,24 +388,44 @@ describe('dashboard in chromium', () => {
       await page.fill('#page-url', url)
       await page.click('#page-form button[type=submit]')
       await page.waitForFunction(() => (globalThis as any).recrawlDashboard?.page !== null, null, { timeout: 10_000 })
-      const drilled = (await page.evaluate(() => (globalThis as any).recrawlDashboard.page)) as { url: string; observations: number; estimators: number }
+      const drilled = (await page.evaluate(() => (globalThis as any).recrawlDashboard.page)) as {
+        url: string
+        observations: number
+        estimators: number
+      }
       assert.equal(drilled.url, url)
       assert.equal(drilled.observations, crawls.length)
       const timeline = (await readCharts(page, ['chart-timeline']))['chart-timeline']!
       const firstS = secs(crawls[0]!.atMs)
       const lastS = secs(crawls.at(-1)!.atMs)
       const pad = Math.max(3600, (lastS - firstS) * 0.03)
-      assert.deepEqual([timeline.xMin, timeline.xMax], [firstS - pad, lastS + pad], 'the timeline spans its observations')
-      assert.equal(timeline.series.reduce((n, s) => n + s.visible.length + s.outside, 0), crawls.length)
-      assert.equal(timeline.series.reduce((n, s) => n + s.outside, 0), 0)
+      assert.deepEqual(
+        [timeline.xMin, timeline.xMax],
+        [firstS - pad, lastS + pad],
+        'the timeline spans its observations',
+      )
+      assert.equal(
+        timeline.series.reduce((n, s) => n + s.visible.length + s.outside, 0),
+        crawls.length,
+      )
+      assert.equal(
+        timeline.series.reduce((n, s) => n + s.outside, 0),
+        0,
+      )
       assert.equal(series(timeline, 'failed fetch').visible.length, crawls.filter((c) => c.httpStatus === 503).length)
       assert.ok(series(timeline, 'failed fetch').pixels > 0)
       const statuses = await page.locator('#observations-table tbody tr td:nth-child(3)').allInnerTexts()
       assert.ok(statuses.includes('503'), 'the 503s are listed with the page')
       const estimatorNames = await page.locator('#estimators-table tbody tr td:first-child').allInnerTexts()
-      for (const name of ['naive', 'lln', 'sa', 'mle', 'mleExact']) assert.ok(estimatorNames.includes(name), `estimator ${name} missing: ${estimatorNames.join(', ')}`)
+      for (const name of ['naive', 'lln', 'sa', 'mle', 'mleExact'])
+        assert.ok(estimatorNames.includes(name), `estimator ${name} missing: ${estimatorNames.join(', ')}`)
       // Its update distribution: the age CDF G_U drawn, and the Poisson verdict in words.
-      const estimates = (await t.app.inject({ method: 'GET', url: `/v1/pages/${(await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json().id}/estimates` })).json()
+      const estimates = (
+        await t.app.inject({
+          method: 'GET',
+          url: `/v1/pages/${(await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json().id}/estimates`,
+        })
+      ).json()
       if (estimates.updateDistribution !== null) {
         const distribution = (await readCharts(page, ['chart-distribution']))['chart-distribution']!
         const ages = distribution.series.find((s) => s.label.startsWith('age G_U'))!
@@ -387,7 +455,10 @@ describe('dashboard in chromium', () => {
         payload: { pages: [{ url: 'https://one.example/a' }, { url: 'https://one.example/b' }] },
       })
       assert.equal(put.statusCode, 200, put.body)
-      assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 50 } })).statusCode, 200)
+      assert.equal(
+        (await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 50 } })).statusCode,
+        200,
+      )
       const crawledAtMs = T0 - 2 * MS_PER_HOUR
       t.clock.setMs(crawledAtMs)
       const report = await t.app.inject({
@@ -398,7 +469,11 @@ describe('dashboard in chromium', () => {
       assert.equal(report.json().accepted, 1, report.body)
       t.clock.setMs(T0)
       const baseUrl = await listen(t)
-      const { page, errors } = await openDashboard(browser, baseUrl, `#page=${encodeURIComponent('https://one.example/a')}`)
+      const { page, errors } = await openDashboard(
+        browser,
+        baseUrl,
+        `#page=${encodeURIComponent('https://one.example/a')}`,
+      )
       await page.waitForFunction(() => (globalThis as any).recrawlDashboard?.page !== null, null, { timeout: 10_000 })
       const stats = (await page.evaluate(() => (globalThis as any).recrawlDashboard.stats)) as Record<string, any>
       assert.equal(stats.series.points.length, 1, 'one sample: the one the dashboard took')
@@ -417,7 +492,11 @@ describe('dashboard in chromium', () => {
       ] as const) {
         for (const label of labels) {
           const s = series(charts[id]!, label)
-          assert.deepEqual(s.visible.map(([x]) => x), [secs(T0)], `${id} ${label}`)
+          assert.deepEqual(
+            s.visible.map(([x]) => x),
+            [secs(T0)],
+            `${id} ${label}`,
+          )
           assert.ok(s.markers, `${id} ${label} has a marker`)
           assert.ok(s.pixels >= 3, `${id} ${label} drew ${s.pixels} pixels`)
         }

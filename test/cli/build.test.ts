@@ -49,7 +49,9 @@ function inContext(path: string): boolean {
   return kept
 }
 
-const skip = process.env.DATABASE_URL ? 'the build does not depend on the database: it runs in the embedded pass' : false
+const skip = process.env.DATABASE_URL
+  ? 'the build does not depend on the database: it runs in the embedded pass'
+  : false
 
 describe('the built image', { skip }, () => {
   let root: string
@@ -57,10 +59,14 @@ describe('the built image', { skip }, () => {
 
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'recrawl-image-'))
-    const tsc = spawnSync(process.execPath, [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(root, 'dist')], {
-      cwd: REPO_DIR,
-      encoding: 'utf8',
-    })
+    const tsc = spawnSync(
+      process.execPath,
+      [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(root, 'dist')],
+      {
+        cwd: REPO_DIR,
+        encoding: 'utf8',
+      },
+    )
     assert.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
     for (const copy of copies('runtime')) {
       if (copy.from === 'build') continue // dist/, built above
@@ -68,7 +74,12 @@ describe('the built image', { skip }, () => {
         symlinkSync(join(REPO_DIR, 'node_modules'), join(root, 'node_modules'), 'dir')
         continue
       }
-      const destination = join(root, copy.destination.endsWith('/') || copy.destination === '.' || copy.destination === './' ? copy.source : copy.destination)
+      const destination = join(
+        root,
+        copy.destination.endsWith('/') || copy.destination === '.' || copy.destination === './'
+          ? copy.source
+          : copy.destination,
+      )
       mkdirSync(join(destination, '..'), { recursive: true })
       cpSync(join(REPO_DIR, copy.source), destination, { recursive: true })
     }
@@ -78,7 +89,8 @@ describe('the built image', { skip }, () => {
 
   it('.dockerignore keeps every COPY source in the context and leaves out the rest', () => {
     for (const copy of [...copies('deps'), ...copies('build'), ...copies('runtime')]) {
-      if (copy.from === null) assert.ok(inContext(copy.source), `${copy.source} is copied but .dockerignore leaves it out`)
+      if (copy.from === null)
+        assert.ok(inContext(copy.source), `${copy.source} is copied but .dockerignore leaves it out`)
     }
     for (const path of ['node_modules', 'data', '.git', 'dist', 'test-artifacts', 'test', 'bench', '.env']) {
       assert.equal(inContext(path), false, `${path} must not be in the build context`)
@@ -102,7 +114,10 @@ describe('the built image', { skip }, () => {
         runCli(['migrate'], env, entry),
         runCli(['openapi', '--check'], env, entry),
       ])
-      assert.equal(version.stdout.trim(), (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version)
+      assert.equal(
+        version.stdout.trim(),
+        (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+      )
       assert.ok(help.stdout.startsWith('usage: recrawl create-key'))
       assert.equal(migrate.code, 0, migrate.stderr)
       assert.equal(migrate.stdout, 'database schema is up to date\n')
@@ -115,10 +130,14 @@ describe('the built image', { skip }, () => {
       }
       const admin = await create('admin')
       const reader = await create('reader')
-      const settings = (key: string) => fetch(`${service.baseUrl}/v1/settings`, { headers: { authorization: `Bearer ${key}` } })
+      const settings = (key: string) =>
+        fetch(`${service.baseUrl}/v1/settings`, { headers: { authorization: `Bearer ${key}` } })
       assert.equal((await settings(admin.key)).status, 200)
       const listed = await runCli(['list-keys'], env, entry)
-      assert.deepEqual(JSON.parse(listed.stdout).map((k: { id: string }) => k.id), [admin.id, reader.id])
+      assert.deepEqual(
+        JSON.parse(listed.stdout).map((k: { id: string }) => k.id),
+        [admin.id, reader.id],
+      )
       const revoked = await runCli(['revoke-key', '--id', admin.id], env, entry)
       assert.equal(revoked.code, 0, revoked.stderr)
       assert.equal((await settings(admin.key)).status, 401)
@@ -131,14 +150,33 @@ describe('the built image', { skip }, () => {
 
   it('simulate runs from dist/ with parallel jobs, a synthetic and a replay workload', async () => {
     const result = await runCli(
-      ['simulate', '--jobs', '2', '--workload', 'poisson,replay-git', '--importance', 'equal', '--policy', 'uniform', '--pages', '20', '--days', '10', '--json'],
+      [
+        'simulate',
+        '--jobs',
+        '2',
+        '--workload',
+        'poisson,replay-git',
+        '--importance',
+        'equal',
+        '--policy',
+        'uniform',
+        '--pages',
+        '20',
+        '--days',
+        '10',
+        '--json',
+      ],
       {},
       entry,
     )
     assert.equal(result.code, 0, result.stderr)
-    const report = JSON.parse(result.stdout) as { options: { replayDir: string }; groups: { workload: string; rows: { policy: string }[] }[] }
+    const report = JSON.parse(result.stdout) as {
+      options: { replayDir: string }
+      groups: { workload: string; rows: { policy: string }[] }[]
+    }
     assert.deepEqual(report.groups.map((g) => g.workload).sort(), ['poisson', 'replay-git'])
-    for (const group of report.groups) assert.deepEqual(group.rows.map((r) => r.policy).sort(), ['oracle-periodic', 'oracle-renewal', 'uniform'])
+    for (const group of report.groups)
+      assert.deepEqual(group.rows.map((r) => r.policy).sort(), ['oracle-periodic', 'oracle-renewal', 'uniform'])
     assert.equal(report.options.replayDir, join(root, 'datasets/replay'), 'the replay histories are found beside dist/')
   })
 })

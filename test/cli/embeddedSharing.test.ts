@@ -25,7 +25,9 @@ function freshDirectory(): string {
   return dir
 }
 
-async function withOwnerAndGuest(work: (owner: Database, guest: Database, dir: string) => Promise<void>): Promise<void> {
+async function withOwnerAndGuest(
+  work: (owner: Database, guest: Database, dir: string) => Promise<void>,
+): Promise<void> {
   const dir = freshDirectory()
   const owner = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolSize: 1, purpose: 'service' })
   try {
@@ -62,7 +64,8 @@ describe('an embedded database shared with a CLI command', () => {
       // run in between, its Parse would replace the owner's statement and take the owner's parameters.
       const client = await owner.pool.connect()
       try {
-        const stream = (client as unknown as { connection: { stream: { write: (...args: unknown[]) => boolean } } }).connection.stream
+        const stream = (client as unknown as { connection: { stream: { write: (...args: unknown[]) => boolean } } })
+          .connection.stream
         const write = stream.write.bind(stream)
         const held: unknown[][] = []
         let writes = 0
@@ -73,7 +76,13 @@ describe('an embedded database shared with a CLI command', () => {
         }
         const ownerQuery = client.query('SELECT $1::text AS a', ['owner'])
         const guestQuery = guest.pool.query('SELECT $1::int + 1 AS v', [1])
-        const guestFirst = await Promise.race([guestQuery.then(() => true, () => true), new Promise((r) => setTimeout(() => r(false), 300))])
+        const guestFirst = await Promise.race([
+          guestQuery.then(
+            () => true,
+            () => true,
+          ),
+          new Promise((r) => setTimeout(() => r(false), 300)),
+        ])
         stream.write = write
         for (const args of held) write(...args)
         assert.equal(guestFirst, false, 'the guest query waited for the owner’s Sync')
@@ -123,7 +132,10 @@ describe('an embedded database shared with a CLI command', () => {
       await stop()
       await guest.pool.query("SELECT pg_notify('sharing_probe', '')")
       assert.equal(calls, 1, 'no call after unsubscribing')
-      await assert.rejects(guest.subscribe('sharing_probe', () => undefined), /owns/)
+      await assert.rejects(
+        guest.subscribe('sharing_probe', () => undefined),
+        /owns/,
+      )
     })
   })
 
@@ -151,7 +163,10 @@ describe('an embedded database shared with a CLI command', () => {
       await first.close()
 
       const deadPid = spawnSync(process.execPath, ['-e', '']).pid
-      writeFileSync(join(dir, OWNER_FILE), JSON.stringify({ pid: deadPid, port: 1, purpose: 'service', startedAt: new Date().toISOString() }))
+      writeFileSync(
+        join(dir, OWNER_FILE),
+        JSON.stringify({ pid: deadPid, port: 1, purpose: 'service', startedAt: new Date().toISOString() }),
+      )
       const second = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolSize: 1, purpose: 'command' })
       assert.equal(second.location, dir, 'owns the directory instead of connecting to a dead socket')
       assert.deepEqual((await second.pool.query('SELECT v FROM kept')).rows, [{ v: 42 }])

@@ -73,7 +73,8 @@ describe(`API keys while the service runs (${POSTGRES_URL ? 'postgres' : 'embedd
     const target = await makeTarget()
     const service = await startService(target.env)
     try {
-      const settings = (key?: string) => fetch(`${service.baseUrl}/v1/settings`, key ? { headers: { authorization: `Bearer ${key}` } } : {})
+      const settings = (key?: string) =>
+        fetch(`${service.baseUrl}/v1/settings`, key ? { headers: { authorization: `Bearer ${key}` } } : {})
       assert.equal((await settings()).status, 200, 'no key yet: open loopback access')
 
       const crawlerRun = await runCli(['create-key', '--role', 'crawler', '--name', 'fleet'], target.env)
@@ -113,10 +114,22 @@ describe(`API keys while the service runs (${POSTGRES_URL ? 'postgres' : 'embedd
       assert.equal((await settings(admin.key)).status, 200, 'a new key authenticates at once')
       assert.equal((await settings(admin.key)).status, 200)
 
-      const reader = JSON.parse(ok(await runCli(['create-key', '--role', 'reader', '--name', 'dash'], target.env), 'create-key').trim())
-      const listed = JSON.parse(ok(await runCli(['list-keys'], target.env), 'list-keys')) as { id: string; name: string; revokedAt: string | null }[]
-      assert.deepEqual(listed.map((k) => k.name), ['fleet', 'ops', 'dash'])
-      assert.ok(listed.every((k) => k.revokedAt === null && !JSON.stringify(k).includes('rk_')), 'never the keys themselves')
+      const reader = JSON.parse(
+        ok(await runCli(['create-key', '--role', 'reader', '--name', 'dash'], target.env), 'create-key').trim(),
+      )
+      const listed = JSON.parse(ok(await runCli(['list-keys'], target.env), 'list-keys')) as {
+        id: string
+        name: string
+        revokedAt: string | null
+      }[]
+      assert.deepEqual(
+        listed.map((k) => k.name),
+        ['fleet', 'ops', 'dash'],
+      )
+      assert.ok(
+        listed.every((k) => k.revokedAt === null && !JSON.stringify(k).includes('rk_')),
+        'never the keys themselves',
+      )
 
       const revoked = JSON.parse(ok(await runCli(['revoke-key', '--id', admin.id], target.env), 'revoke-key').trim())
       assert.deepEqual(revoked, { id: admin.id, revoked: true, activeKeys: 2 })
@@ -140,7 +153,9 @@ describe(`API keys while the service runs (${POSTGRES_URL ? 'postgres' : 'embedd
       try {
         const stored = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM observations')
         assert.equal(stored.rows[0]!.n, sent, 'every accepted report is stored')
-        const keys = await db.pool.query<{ name: string; revoked: boolean }>('SELECT name, revoked_at IS NOT NULL AS revoked FROM api_keys ORDER BY created_at')
+        const keys = await db.pool.query<{ name: string; revoked: boolean }>(
+          'SELECT name, revoked_at IS NOT NULL AS revoked FROM api_keys ORDER BY created_at',
+        )
         assert.deepEqual(keys.rows, [
           { name: 'fleet', revoked: false },
           { name: 'ops', revoked: true },
@@ -156,22 +171,36 @@ describe(`API keys while the service runs (${POSTGRES_URL ? 'postgres' : 'embedd
     }
   })
 
-  it('a second service refuses a directory in use; after a crash the CLI takes the directory over', { skip: POSTGRES_URL !== undefined }, async () => {
-    const target = await makeTarget()
-    const service = await startService(target.env)
-    try {
-      const second = await runCli(['start'], { ...target.env, HOST: '127.0.0.1', PORT: '0' })
-      assert.equal(second.code, 1)
-      assert.match(second.stderr, new RegExp(`in use by another recrawl service \\(pid ${service.child.pid}\\)`))
-      assert.equal(second.stderr.trim().split('\n').filter((l) => !l.startsWith('{')).length, 1, 'one line besides the logs')
+  it(
+    'a second service refuses a directory in use; after a crash the CLI takes the directory over',
+    { skip: POSTGRES_URL !== undefined },
+    async () => {
+      const target = await makeTarget()
+      const service = await startService(target.env)
+      try {
+        const second = await runCli(['start'], { ...target.env, HOST: '127.0.0.1', PORT: '0' })
+        assert.equal(second.code, 1)
+        assert.match(second.stderr, new RegExp(`in use by another recrawl service \\(pid ${service.child.pid}\\)`))
+        assert.equal(
+          second.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => !l.startsWith('{')).length,
+          1,
+          'one line besides the logs',
+        )
 
-      ok(await runCli(['create-key', '--role', 'admin', '--name', 'ops'], target.env), 'create-key')
-      await service.stop('SIGKILL')
-      const listed = JSON.parse(ok(await runCli(['list-keys'], target.env), 'list-keys after a crash'))
-      assert.deepEqual(listed.map((k: { name: string }) => k.name), ['ops'])
-    } finally {
-      await service.stop('SIGKILL')
-      await target.drop()
-    }
-  })
+        ok(await runCli(['create-key', '--role', 'admin', '--name', 'ops'], target.env), 'create-key')
+        await service.stop('SIGKILL')
+        const listed = JSON.parse(ok(await runCli(['list-keys'], target.env), 'list-keys after a crash'))
+        assert.deepEqual(
+          listed.map((k: { name: string }) => k.name),
+          ['ops'],
+        )
+      } finally {
+        await service.stop('SIGKILL')
+        await target.drop()
+      }
+    },
+  )
 })

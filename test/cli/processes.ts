@@ -21,7 +21,8 @@ export interface CliResult {
 /** The environment of a child: this one without the database settings, plus `env`. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'HOST', 'PORT', 'LOG_LEVEL', 'NODE_OPTIONS', 'npm_lifecycle_event']) delete base[name]
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'HOST', 'PORT', 'LOG_LEVEL', 'NODE_OPTIONS', 'npm_lifecycle_event'])
+    delete base[name]
   for (const [name, value] of Object.entries(env)) if (value !== undefined) base[name] = value
   return base
 }
@@ -29,9 +30,18 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
 const SERVICE_START_TIMEOUT_MS = 180_000
 
 /** Runs one CLI command to its end (killed after `timeoutMs`). */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, entry: Entry = SOURCES, timeoutMs = 180_000): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  entry: Entry = SOURCES,
+  timeoutMs = 180_000,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry.args, ...args], { cwd: entry.cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...entry.args, ...args], {
+      cwd: entry.cwd,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -83,7 +93,14 @@ export async function startService(env: Record<string, string | undefined>, entr
       throw new Error(`the service did not start within ${SERVICE_START_TIMEOUT_MS / 1000} s:\n${logs}`)
     }
     const address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(logs)?.[1]
-    if (address && (await fetch(`${address}/readyz`).then((r) => r.ok, () => false))) baseUrl = address
+    if (
+      address &&
+      (await fetch(`${address}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
+      baseUrl = address
     else await new Promise((r) => setTimeout(r, 100))
   }
   if (stdout !== '') throw new Error(`the service wrote to stdout (logs belong on stderr): ${stdout.slice(0, 200)}`)

@@ -105,7 +105,10 @@ describe('CLI conventions', () => {
         runCli(['list-keys'], { ...env, DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none' }),
       ])
       assertOneLineError(config, /^recrawl list-keys: invalid configuration: PORT: .+; LOG_LEVEL: /)
-      assertOneLineError(unreachable, /^recrawl list-keys: cannot open the database at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: .*ECONNREFUSED/)
+      assertOneLineError(
+        unreachable,
+        /^recrawl list-keys: cannot open the database at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: .*ECONNREFUSED/,
+      )
       assert.doesNotMatch(unreachable.stderr, /secret/)
     })
   })

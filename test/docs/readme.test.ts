@@ -198,16 +198,20 @@ function jsonMismatches(expected: Value, actual: Value, path = ''): string[] {
   const here = path === '' ? '/' : path
   if (expected === ANY) return []
   if (expected instanceof ShownNumber) {
-    if (typeof actual !== 'number') return [`${here}: expected a number ${expected.text}, got ${JSON.stringify(actual)}`]
+    if (typeof actual !== 'number')
+      return [`${here}: expected a number ${expected.text}, got ${JSON.stringify(actual)}`]
     const m = /^-?\d+(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(expected.text)!
     if (m[1] === undefined && m[2] === undefined) {
       return actual === expected.value ? [] : [`${here}: expected ${expected.text}, got ${actual}`]
     }
     const tolerance = 0.5 * 10 ** (Number(m[2] ?? 0) - (m[1]?.length ?? 0))
-    return Math.abs(actual - expected.value) <= tolerance * (1 + 1e-9) ? [] : [`${here}: expected ${expected.text} (±${tolerance}), got ${actual}`]
+    return Math.abs(actual - expected.value) <= tolerance * (1 + 1e-9)
+      ? []
+      : [`${here}: expected ${expected.text} (±${tolerance}), got ${actual}`]
   }
   if (typeof expected === 'string') {
-    if (typeof actual !== 'string') return [`${here}: expected a string ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
+    if (typeof actual !== 'string')
+      return [`${here}: expected a string ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
     const ok = expected.includes(ANY) ? wildcard(expected).test(actual) : expected === actual
     return ok ? [] : [`${here}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
   }
@@ -229,7 +233,8 @@ function jsonMismatches(expected: Value, actual: Value, path = ''): string[] {
       else problems.push(...jsonMismatches(e, actual[key]!, `${path}/${key}`))
     }
     if (!(ANY in expected)) {
-      for (const key of Object.keys(actual)) if (!(key in expected)) problems.push(`${path}/${key}: not shown in the README`)
+      for (const key of Object.keys(actual))
+        if (!(key in expected)) problems.push(`${path}/${key}: not shown in the README`)
     }
     return problems
   }
@@ -262,7 +267,8 @@ function textMatches(expected: string, actual: string): boolean {
 }
 
 function outputMismatches(expected: Block, actual: string): string[] {
-  if (expected.info === 'text') return textMatches(expected.body, actual) ? [] : ['the output does not match the text shown']
+  if (expected.info === 'text')
+    return textMatches(expected.body, actual) ? [] : ['the output does not match the text shown']
   let values: Value[]
   try {
     values = parseJsonSequence(actual)
@@ -283,7 +289,10 @@ test('the output matcher fails on what differs and passes placeholders', () => {
   assert.equal(jsonMismatches(shown('{"a": 1}'), actual('{"a": 2}')).length, 1)
   assert.equal(jsonMismatches(shown('{"a": 1}'), actual('{"a": 1, "b": 2}')).length, 1, 'keys not shown need "…"')
   assert.deepEqual(jsonMismatches(shown('{"a": 1, "…": "…"}'), actual('{"a": 1, "b": 2}')), [])
-  assert.deepEqual(jsonMismatches(shown('{"id": "…", "at": "2026-…Z"}'), actual('{"id": [1], "at": "2026-11-23T10:00:00Z"}')), [])
+  assert.deepEqual(
+    jsonMismatches(shown('{"id": "…", "at": "2026-…Z"}'), actual('{"id": [1], "at": "2026-11-23T10:00:00Z"}')),
+    [],
+  )
   assert.equal(jsonMismatches(shown('{"at": "2026-…Z"}'), actual('{"at": "2027-01-01T00:00:00Z"}')).length, 1)
   assert.deepEqual(jsonMismatches(shown('{"x": 1.10}'), actual('{"x": 1.0986122886681098}')), [])
   assert.equal(jsonMismatches(shown('{"x": 1.09}'), actual('{"x": 1.0986122886681098}')).length, 1)
@@ -299,9 +308,15 @@ test('the output matcher fails on what differs and passes placeholders', () => {
 test('the README follows the conventions: sh examples only, expected outputs that parse, known markers', () => {
   const markdown = readFileSync(README, 'utf8')
   for (const block of fencedBlocks(markdown)) {
-    assert.ok(!SHELL_INFOS.has(block.info), `README.md:${block.line}: use \`sh\` for shell examples, not \`${block.info}\``)
+    assert.ok(
+      !SHELL_INFOS.has(block.info),
+      `README.md:${block.line}: use \`sh\` for shell examples, not \`${block.info}\``,
+    )
     if (block.marker !== null) {
-      assert.ok(['skip', 'after-keys'].includes(block.marker), `README.md:${block.line}: unknown marker readme-test: ${block.marker}`)
+      assert.ok(
+        ['skip', 'after-keys'].includes(block.marker),
+        `README.md:${block.line}: unknown marker readme-test: ${block.marker}`,
+      )
       assert.equal(block.info, 'sh', `README.md:${block.line}: readme-test markers apply to sh blocks`)
     }
   }
@@ -317,7 +332,10 @@ test('the README follows the conventions: sh examples only, expected outputs tha
   }
   for (const e of all) {
     if (e.expected?.info === 'json') {
-      assert.doesNotThrow(() => parseJsonSequence(e.expected!.body, true), `README.md:${e.expected.line}: the expected JSON does not parse`)
+      assert.doesNotThrow(
+        () => parseJsonSequence(e.expected!.body, true),
+        `README.md:${e.expected.line}: the expected JSON does not parse`,
+      )
     }
   }
 })
@@ -326,13 +344,24 @@ test('the README follows the conventions: sh examples only, expected outputs tha
 function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>()
   for (const m of markdown.matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    anchors.add(m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'))
+    anchors.add(
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    )
   }
   return anchors
 }
 
 test('relative links in README.md and docs/ name files of the repository, and headings that exist', () => {
-  const files = [README, ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))]
+  const files = [
+    README,
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join(ROOT, 'docs', f)),
+  ]
   for (const file of files) {
     const text = readFileSync(file, 'utf8')
     for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -416,12 +445,21 @@ async function stopService(s: Service): Promise<void> {
 const BLOCK_MARK = '@@readme-example@@'
 
 /** Runs the examples as one bash script; returns each one's stdout and the index of the last one that started. */
-function runExamples(list: Example[], env: NodeJS.ProcessEnv, scriptPath: string): Promise<{ outputs: string[]; code: number | null; stderr: string }> {
-  const script = ['set -euo pipefail', ...list.flatMap((e) => [`printf '\\n%s\\n' '${BLOCK_MARK}'`, e.block.body])].join('\n') + '\n'
+function runExamples(
+  list: Example[],
+  env: NodeJS.ProcessEnv,
+  scriptPath: string,
+): Promise<{ outputs: string[]; code: number | null; stderr: string }> {
+  const script =
+    ['set -euo pipefail', ...list.flatMap((e) => [`printf '\\n%s\\n' '${BLOCK_MARK}'`, e.block.body])].join('\n') + '\n'
   return writeFile(scriptPath, script).then(
     () =>
       new Promise((resolvePromise) => {
-        const child = spawn('bash', ['--noprofile', '--norc', scriptPath], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        const child = spawn('bash', ['--noprofile', '--norc', scriptPath], {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
         let stdout = ''
         let stderr = ''
         child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
@@ -467,15 +505,22 @@ test('every README example runs, in order, against a fresh service and prints wh
     }
     const ranToEnd = i < outputs.length - 1 || code === 0
     if (!ranToEnd) {
-      failures.push(`${where}: failed with exit status ${code}\n  stdout: ${output}\n  stderr: ${stderr.trim().split('\n').slice(-10).join('\n  ')}`)
+      failures.push(
+        `${where}: failed with exit status ${code}\n  stdout: ${output}\n  stderr: ${stderr.trim().split('\n').slice(-10).join('\n  ')}`,
+      )
       return
     }
     if (e.expected !== null) {
       const problems = outputMismatches(e.expected, output)
-      if (problems.length > 0) failures.push(`${where}: output differs from README.md:${e.expected.line}\n  ${problems.join('\n  ')}\n  actual output:\n${output}`)
+      if (problems.length > 0)
+        failures.push(
+          `${where}: output differs from README.md:${e.expected.line}\n  ${problems.join('\n  ')}\n  actual output:\n${output}`,
+        )
     }
   })
   if (failures.length > 0) {
-    assert.fail(`${failures.length} README example(s) failed:\n\n${failures.join('\n\n')}\n\nservice log (last lines):\n${service.log.slice(-10).join('\n')}`)
+    assert.fail(
+      `${failures.length} README example(s) failed:\n\n${failures.join('\n\n')}\n\nservice log (last lines):\n${service.log.slice(-10).join('\n')}`,
+    )
   }
 })

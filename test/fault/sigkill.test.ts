@@ -26,15 +26,26 @@ async function untilAcked(load: IngestLoad, more: number, timeoutMs: number): Pr
   const goal = load.ackedBatches() + more
   const deadline = Date.now() + timeoutMs
   while (load.ackedBatches() < goal) {
-    if (Date.now() > deadline) throw new Error(`only ${load.ackedBatches()} batches acknowledged, expected ${goal}; answers: ${JSON.stringify([...load.statuses])}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `only ${load.ackedBatches()} batches acknowledged, expected ${goal}; answers: ${JSON.stringify([...load.statuses])}`,
+      )
     await sleep(25)
   }
 }
 
 /** Runs the load against a service that is killed KILLS times and restarted each time; returns the last service. */
-async function killRepeatedly(env: Record<string, string>): Promise<{ load: IngestLoad; service: ServiceProcess; restarts: number }> {
+async function killRepeatedly(
+  env: Record<string, string>,
+): Promise<{ load: IngestLoad; service: ServiceProcess; restarts: number }> {
   let service = await spawnService(env)
-  const load = startIngestLoad({ target: () => (service.alive() ? service.url : null), writers: WRITERS, urls: URLS, batchSize: 20, seed: 7 })
+  const load = startIngestLoad({
+    target: () => (service.alive() ? service.url : null),
+    writers: WRITERS,
+    urls: URLS,
+    batchSize: 20,
+    seed: 7,
+  })
   try {
     for (let k = 0; k < KILLS; k++) {
       await untilAcked(load, 20, 30_000)
@@ -55,7 +66,12 @@ async function killRepeatedly(env: Record<string, string>): Promise<{ load: Inge
 
 function summary(check: HistoryCheck, load: IngestLoad): string {
   const unacked = load.batches.filter((b) => !b.acked).length
-  return JSON.stringify({ ackedReports: check.ackedItems, stored: check.storedObservations, unackedBatches: unacked, answers: Object.fromEntries(load.statuses) })
+  return JSON.stringify({
+    ackedReports: check.ackedItems,
+    stored: check.storedObservations,
+    unackedBatches: unacked,
+    answers: Object.fromEntries(load.statuses),
+  })
 }
 
 function assertNothingLost(check: HistoryCheck, load: IngestLoad): void {
@@ -64,7 +80,11 @@ function assertNothingLost(check: HistoryCheck, load: IngestLoad): void {
   assert.deepEqual(check.missing.slice(0, 10), [], `${check.missing.length} acknowledged reports missing`)
   assert.equal(check.partialBatches, 0, 'a batch was stored in part')
   assert.deepEqual(check.phantoms.slice(0, 10), [], `${check.phantoms.length} stored reports nobody sent`)
-  assert.deepEqual(check.counterMismatches.slice(0, 10), [], `${check.counterMismatches.length} pages whose counters disagree with their history`)
+  assert.deepEqual(
+    check.counterMismatches.slice(0, 10),
+    [],
+    `${check.counterMismatches.length} pages whose counters disagree with their history`,
+  )
 }
 
 const skip = faultTestsSkip('test/fault/sigkill.test.ts')

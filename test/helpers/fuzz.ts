@@ -86,8 +86,38 @@ const DAY_MS = 86_400_000
 
 /** Doubles that break arithmetic: subnormals, the largest double, overflowing products, negative zero. */
 const EDGE_NUMBERS = [
-  0, -0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, 1e-200, 1e-12, 1e-9, 1e-6, 0.5, 1, 2, 7, 100, 86_400, 1e6, 1e9, 1e9 + 1, 1e12,
-  1e15, 2 ** 53, 2 ** 53 + 2, 1e21, 1e100, 1e200, 1e300, 1e308, Number.MAX_VALUE, -1, -1e308, 0.1 + 0.2,
+  0,
+  -0,
+  5e-324,
+  -5e-324,
+  2.2250738585072014e-308,
+  1e-300,
+  1e-200,
+  1e-12,
+  1e-9,
+  1e-6,
+  0.5,
+  1,
+  2,
+  7,
+  100,
+  86_400,
+  1e6,
+  1e9,
+  1e9 + 1,
+  1e12,
+  1e15,
+  2 ** 53,
+  2 ** 53 + 2,
+  1e21,
+  1e100,
+  1e200,
+  1e300,
+  1e308,
+  Number.MAX_VALUE,
+  -1,
+  -1e308,
+  0.1 + 0.2,
 ]
 
 /** Strings that break storage and parsers. */
@@ -152,7 +182,18 @@ const EDGE_TIMESTAMPS = [
   'yesterday',
 ]
 
-const HOSTS = ['a.example', 'b.example', 'b.example:8443', 'A.EXAMPLE.', 'xn--bcher-kva.example', 'bücher.example', '127.0.0.1', '[::1]', '[::1]:8080', 'localhost']
+const HOSTS = [
+  'a.example',
+  'b.example',
+  'b.example:8443',
+  'A.EXAMPLE.',
+  'xn--bcher-kva.example',
+  'bücher.example',
+  '127.0.0.1',
+  '[::1]',
+  '[::1]:8080',
+  'localhost',
+]
 
 /** One of the host-like strings: real names, names with a port, IPs, IDN, bad and long ones. */
 export function hostArbitrary(dict: FuzzDictionary): fc.Arbitrary<string> {
@@ -196,7 +237,16 @@ function urlArbitrary(dict: FuzzDictionary): fc.Arbitrary<string> {
   )
   const query = fc.oneof(
     fc.constant(''),
-    fc.constantFrom('?', '?a=1&b=2', '?b=2&a=1', '?utm_source=x', '?a=%00', '?a=\u0000', '?&&', '?x=' + 'q'.repeat(4100)),
+    fc.constantFrom(
+      '?',
+      '?a=1&b=2',
+      '?b=2&a=1',
+      '?utm_source=x',
+      '?a=%00',
+      '?a=\u0000',
+      '?&&',
+      '?x=' + 'q'.repeat(4100),
+    ),
   )
   const built = fc
     .tuple(
@@ -209,7 +259,14 @@ function urlArbitrary(dict: FuzzDictionary): fc.Arbitrary<string> {
   return fc.oneof(
     { arbitrary: fc.constantFrom(...(dict.url ?? ['https://a.example/'])), weight: 4 },
     { arbitrary: built, weight: 4 },
-    { arbitrary: fc.constantFrom(`https://a.example/${'p'.repeat(4090)}`, `https://a.example/${'p'.repeat(5000)}`, 'https://a.example/\u0000x'), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        `https://a.example/${'p'.repeat(4090)}`,
+        `https://a.example/${'p'.repeat(5000)}`,
+        'https://a.example/\u0000x',
+      ),
+      weight: 1,
+    },
     { arbitrary: fc.constantFrom(...EDGE_STRINGS), weight: 1 },
   )
 }
@@ -240,7 +297,18 @@ function numberArbitrary(schema: JsonSchema, integer: boolean, conform: boolean)
     (schema.exclusiveMinimum === undefined || n > schema.exclusiveMinimum) &&
     (schema.maximum === undefined || n <= schema.maximum) &&
     (schema.exclusiveMaximum === undefined || n < schema.exclusiveMaximum)
-  const near = [lo, hi, lo + 1, hi - 1, lo + Number.EPSILON, hi * (1 - Number.EPSILON), lo - 1, hi + 1, lo / 2, (lo + hi) / 2]
+  const near = [
+    lo,
+    hi,
+    lo + 1,
+    hi - 1,
+    lo + Number.EPSILON,
+    hi * (1 - Number.EPSILON),
+    lo - 1,
+    hi + 1,
+    lo / 2,
+    (lo + hi) / 2,
+  ]
   const edges = [...EDGE_NUMBERS, ...near].filter((n) => Number.isFinite(n) && (!conform || fits(n)))
   const inRange = integer
     ? fc.integer({ min: Math.max(Math.ceil(lo), -(2 ** 31)), max: Math.min(Math.floor(hi), 2 ** 31) })
@@ -249,7 +317,20 @@ function numberArbitrary(schema: JsonSchema, integer: boolean, conform: boolean)
     { arbitrary: inRange.filter((n) => !conform || fits(n)), weight: 3 },
   ]
   if (edges.length > 0) options.push({ arbitrary: fc.constantFrom(...edges), weight: 3 })
-  if (!conform) options.push({ arbitrary: fc.constantFrom('1e400', '-1e400', '-0', '1E-400', '0.0000000000000000000000001e-330', '123456789012345678901234567890').map((t) => new RawNumber(t)), weight: 1 })
+  if (!conform)
+    options.push({
+      arbitrary: fc
+        .constantFrom(
+          '1e400',
+          '-1e400',
+          '-0',
+          '1E-400',
+          '0.0000000000000000000000001e-330',
+          '123456789012345678901234567890',
+        )
+        .map((t) => new RawNumber(t)),
+      weight: 1,
+    })
   return fc.oneof(...options)
 }
 
@@ -295,12 +376,22 @@ function stringArbitrary(s: JsonSchema, o: SchemaArbitraryOptions, name: string)
   const known = o.dict[name]
   let arb: fc.Arbitrary<string>
   if (s.format === 'date-time' || /At$|^before$|^until$|^now$|^lastModified$/.test(name)) arb = timestampArbitrary()
-  else if (s.format === 'uuid' || /leaseId$/i.test(name)) arb = fc.oneof(fc.uuid(), fc.constantFrom('00000000-0000-0000-0000-000000000000', 'not-a-uuid', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'))
+  else if (s.format === 'uuid' || /leaseId$/i.test(name))
+    arb = fc.oneof(
+      fc.uuid(),
+      fc.constantFrom('00000000-0000-0000-0000-000000000000', 'not-a-uuid', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'),
+    )
   else if (/url$|^redirectTo$/i.test(name)) arb = urlArbitrary(o.dict)
   else if (/^host$|^hosts$/.test(name)) arb = hostArbitrary(o.dict)
   else if (typeof s.pattern === 'string') arb = fc.stringMatching(new RegExp(s.pattern))
-  else arb = fc.oneof(fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom(...EDGE_STRINGS))
-  if (known && known.length > 0) arb = fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, { arbitrary: arb, weight: 2 })
+  else
+    arb = fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+      fc.constantFrom(...EDGE_STRINGS),
+    )
+  if (known && known.length > 0)
+    arb = fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, { arbitrary: arb, weight: 2 })
   if (o.conform) {
     const min = s.minLength ?? 0
     const max = s.maxLength ?? Number.POSITIVE_INFINITY
@@ -313,12 +404,22 @@ function stringArbitrary(s: JsonSchema, o: SchemaArbitraryOptions, name: string)
 
 function conformingArbitrary(s: JsonSchema, o: SchemaArbitraryOptions, name: string): fc.Arbitrary<unknown> {
   if (s.const !== undefined) return fc.constant(s.const)
-  if (Array.isArray(s.anyOf ?? s.oneOf)) return fc.oneof(...(s.anyOf ?? s.oneOf).map((x: JsonSchema) => schemaArbitrary(x, o, name)))
+  if (Array.isArray(s.anyOf ?? s.oneOf))
+    return fc.oneof(...(s.anyOf ?? s.oneOf).map((x: JsonSchema) => schemaArbitrary(x, o, name)))
   if (Array.isArray(s.enum)) {
     const values = fc.constantFrom(...(s.enum as unknown[]))
-    return o.conform ? values : fc.oneof({ arbitrary: values, weight: 6 }, { arbitrary: fc.constantFrom('', 'UNKNOWN', String(s.enum[0]).toUpperCase(), `${String(s.enum[0])}\u0000`), weight: 1 })
+    return o.conform
+      ? values
+      : fc.oneof(
+          { arbitrary: values, weight: 6 },
+          {
+            arbitrary: fc.constantFrom('', 'UNKNOWN', String(s.enum[0]).toUpperCase(), `${String(s.enum[0])}\u0000`),
+            weight: 1,
+          },
+        )
   }
-  if (Array.isArray(s.type)) return fc.oneof(...(s.type as string[]).map((t) => conformingArbitrary({ ...s, type: t }, o, name)))
+  if (Array.isArray(s.type))
+    return fc.oneof(...(s.type as string[]).map((t) => conformingArbitrary({ ...s, type: t }, o, name)))
   switch (s.type) {
     case 'null':
       return fc.constant(null)
@@ -361,7 +462,8 @@ function objectArbitrary(s: JsonSchema, o: SchemaArbitraryOptions): fc.Arbitrary
     .map(([value, extra, drop, extraValue]) => {
       const out: Record<string, unknown> = { ...(value as Record<string, unknown>) }
       if (drop !== null) delete out[drop]
-      if (extra !== null) Object.defineProperty(out, extra, { value: extraValue, enumerable: true, configurable: true, writable: true })
+      if (extra !== null)
+        Object.defineProperty(out, extra, { value: extraValue, enumerable: true, configurable: true, writable: true })
       return out
     })
 }
@@ -429,7 +531,10 @@ function encodedPiece(text: string, raw: boolean): string {
 }
 
 /** Requests for one operation: parameters, body and content type from the document, with hostile edges. */
-export function requestArbitrary(route: RouteOperation, options: Omit<SchemaArbitraryOptions, 'conform'>): fc.Arbitrary<FuzzRequest> {
+export function requestArbitrary(
+  route: RouteOperation,
+  options: Omit<SchemaArbitraryOptions, 'conform'>,
+): fc.Arbitrary<FuzzRequest> {
   // Most requests keep to the schema (with edge values inside it) so they reach the code behind validation;
   // the others break it somewhere.
   return fc.oneof(
@@ -448,20 +553,44 @@ function requestOf(route: RouteOperation, options: SchemaArbitraryOptions): fc.A
   const queryArb = fc.tuple(
     ...params
       .filter((p) => p.in === 'query')
-      .map((p) => fc.tuple(fc.constant(p.name), fc.option(fc.array(paramValue(p), { minLength: 1, maxLength: options.conform ? 1 : 2 }), { freq: 3 }), fc.nat(9))),
-    options.conform ? fc.constant(null) : fc.option(fc.constantFrom('unknown=1', 'limit', '=', '&&', '%zz=1', 'a=%00', 'limit[]=1', 'limit=1&limit=2'), { freq: 3 }),
+      .map((p) =>
+        fc.tuple(
+          fc.constant(p.name),
+          fc.option(fc.array(paramValue(p), { minLength: 1, maxLength: options.conform ? 1 : 2 }), { freq: 3 }),
+          fc.nat(9),
+        ),
+      ),
+    options.conform
+      ? fc.constant(null)
+      : fc.option(fc.constantFrom('unknown=1', 'limit', '=', '&&', '%zz=1', 'a=%00', 'limit[]=1', 'limit=1&limit=2'), {
+          freq: 3,
+        }),
   )
   const body = route.operation.requestBody
   const jsonSchema = body ? Object.values(body.content)[0]!.schema : null
   const declaredTypes = body ? Object.keys(body.content) : []
-  const raw = fc.tuple(fc.constantFrom(...RAW_BODIES), fc.constantFrom(...CONTENT_TYPES)).map(([p, t]) => ({ payload: p, contentType: t || null }))
+  const raw = fc
+    .tuple(fc.constantFrom(...RAW_BODIES), fc.constantFrom(...CONTENT_TYPES))
+    .map(([p, t]) => ({ payload: p, contentType: t || null }))
   let payloadArb: fc.Arbitrary<{ payload?: string | Buffer; contentType: string | null }>
   if (jsonSchema && options.conform) {
-    payloadArb = fc.tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...declaredTypes)).map(([v, t]) => ({ payload: toJsonText(v), contentType: t }))
+    payloadArb = fc
+      .tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...declaredTypes))
+      .map(([v, t]) => ({ payload: toJsonText(v), contentType: t }))
   } else if (jsonSchema) {
     payloadArb = fc.oneof(
-      { arbitrary: fc.tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...declaredTypes)).map(([v, t]) => ({ payload: toJsonText(v), contentType: t })), weight: 8 },
-      { arbitrary: fc.tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...CONTENT_TYPES)).map(([v, t]) => ({ payload: toJsonText(v), contentType: t || null })), weight: 1 },
+      {
+        arbitrary: fc
+          .tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...declaredTypes))
+          .map(([v, t]) => ({ payload: toJsonText(v), contentType: t })),
+        weight: 8,
+      },
+      {
+        arbitrary: fc
+          .tuple(schemaArbitrary(jsonSchema, options, ''), fc.constantFrom(...CONTENT_TYPES))
+          .map(([v, t]) => ({ payload: toJsonText(v), contentType: t || null })),
+        weight: 1,
+      },
       { arbitrary: raw, weight: 2 },
       { arbitrary: fc.constant({ contentType: null }), weight: 1 },
     )
@@ -472,37 +601,44 @@ function requestOf(route: RouteOperation, options: SchemaArbitraryOptions): fc.A
   }
   const methodArb: fc.Arbitrary<FuzzRequest['method']> = options.conform
     ? fc.constant(route.method)
-    : fc.oneof({ arbitrary: fc.constant(route.method), weight: 8 }, { arbitrary: fc.constantFrom(...METHODS), weight: 1 })
+    : fc.oneof(
+        { arbitrary: fc.constant(route.method), weight: 8 },
+        { arbitrary: fc.constantFrom(...METHODS), weight: 1 },
+      )
   const authArb = options.conform
     ? fc.constant(null)
-    : fc.option(fc.constantFrom('Bearer x', 'Bearer ', 'Basic eA==', 'bearer ' + 'k'.repeat(3000), 'Bearer \u00e9'), { freq: 6 })
-  return fc.tuple(methodArb, pathArb, queryArb, payloadArb, authArb).map(([method, pathParams, query, payload, auth]) => {
-    let path = route.path
-    for (const p of pathParams) {
-      if (p === null) continue
-      const [name, value, rawChance] = p
-      path = path.replace(`{${name}}`, encodedPiece(value, !options.conform && rawChance === 0))
-    }
-    const pieces: string[] = []
-    for (const q of query) {
-      if (q === null) continue
-      if (typeof q === 'string') {
-        pieces.push(q)
-        continue
+    : fc.option(fc.constantFrom('Bearer x', 'Bearer ', 'Basic eA==', 'bearer ' + 'k'.repeat(3000), 'Bearer \u00e9'), {
+        freq: 6,
+      })
+  return fc
+    .tuple(methodArb, pathArb, queryArb, payloadArb, authArb)
+    .map(([method, pathParams, query, payload, auth]) => {
+      let path = route.path
+      for (const p of pathParams) {
+        if (p === null) continue
+        const [name, value, rawChance] = p
+        path = path.replace(`{${name}}`, encodedPiece(value, !options.conform && rawChance === 0))
       }
-      const [name, values, rawChance] = q
-      for (const v of values ?? []) pieces.push(`${name}=${encodedPiece(v, !options.conform && rawChance === 0)}`)
-    }
-    const headers: Record<string, string> = {}
-    if (payload.contentType !== null) headers['content-type'] = payload.contentType
-    if (auth !== null) headers.authorization = auth
-    return {
-      method,
-      url: pieces.length > 0 ? `${path}?${pieces.join('&')}` : path,
-      headers,
-      ...(payload.payload !== undefined ? { payload: payload.payload } : {}),
-    }
-  })
+      const pieces: string[] = []
+      for (const q of query) {
+        if (q === null) continue
+        if (typeof q === 'string') {
+          pieces.push(q)
+          continue
+        }
+        const [name, values, rawChance] = q
+        for (const v of values ?? []) pieces.push(`${name}=${encodedPiece(v, !options.conform && rawChance === 0)}`)
+      }
+      const headers: Record<string, string> = {}
+      if (payload.contentType !== null) headers['content-type'] = payload.contentType
+      if (auth !== null) headers.authorization = auth
+      return {
+        method,
+        url: pieces.length > 0 ? `${path}?${pieces.join('&')}` : path,
+        headers,
+        ...(payload.payload !== undefined ? { payload: payload.payload } : {}),
+      }
+    })
 }
 
 /** What a client sees of the service's state: the views a 4xx must leave untouched. */
@@ -528,7 +664,11 @@ export function assertWellFormedAnswer(request: FuzzRequest, res: Answer): void 
   const where = `${request.method} ${request.url.slice(0, 300)} ${String(request.payload ?? '').slice(0, 300)} → ${res.statusCode} ${res.body.slice(0, 500)}`
   assert.ok(res.statusCode >= 200 && res.statusCode < 500, `not 2xx or 4xx: ${where}`)
   if (res.statusCode >= 400) {
-    assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `error without problem+json: ${where}`)
+    assert.match(
+      String(res.headers['content-type']),
+      /^application\/problem\+json/,
+      `error without problem+json: ${where}`,
+    )
     if (request.method === 'HEAD') return
     const body = JSON.parse(res.body) as { status: unknown; type: unknown; title: unknown; detail: unknown }
     assert.equal(body.status, res.statusCode, where)

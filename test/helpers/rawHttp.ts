@@ -17,6 +17,8 @@ export function rawExchange(port: number, request: string | Buffer): Promise<str
 export function parseRaw(answer: string): { status: number; headers: Record<string, string>; body: unknown } {
   const [head, ...rest] = answer.split('\r\n\r\n')
   const [statusLine, ...headerLines] = head!.split('\r\n')
-  const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+  const headers = Object.fromEntries(
+    headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  )
   return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(rest.join('\r\n\r\n')) }
 }

@@ -14,7 +14,11 @@ export interface Interval {
  * docs/math.md 1.1 (naive X/T), 1.2 (LLN with α_k = 1/k, p̂ = n/T), 1.3 (SA: k = intervals already
  * applied, η_k = 1/(k+1)^γ, p = n/T including the interval, starting at y_0) and 1.7 (Cho–Garcia-Molina).
  */
-export function referenceEstimates(intervals: readonly Interval[], gamma: number, y0: number): { naive: number; lln: number; sa: number; choGm: number } {
+export function referenceEstimates(
+  intervals: readonly Interval[],
+  gamma: number,
+  y0: number,
+): { naive: number; lln: number; sa: number; choGm: number } {
   let n = 0
   let x = 0
   let total = 0

@@ -47,7 +47,13 @@ function renewalH(x: number, beta: number): number {
 }
 
 /** μ f(ρ): the page's term of the objective. */
-export function referenceUtility(objective: Objective, rho: number, delta: number, mu: number, beta = Number.POSITIVE_INFINITY): number {
+export function referenceUtility(
+  objective: Objective,
+  rho: number,
+  delta: number,
+  mu: number,
+  beta = Number.POSITIVE_INFINITY,
+): number {
   if (mu === 0 || delta === 0) return 0
   if (objective === 'freshness') return (mu * rho) / (rho + delta)
   if (objective === 'freshness-periodic' || (objective === 'freshness-renewal' && beta === Number.POSITIVE_INFINITY)) {
@@ -63,10 +69,17 @@ export function referenceUtility(objective: Objective, rho: number, delta: numbe
 }
 
 /** d(μ f)/dρ. */
-export function referenceMarginal(objective: Objective, rho: number, delta: number, mu: number, beta = Number.POSITIVE_INFINITY): number {
+export function referenceMarginal(
+  objective: Objective,
+  rho: number,
+  delta: number,
+  mu: number,
+  beta = Number.POSITIVE_INFINITY,
+): number {
   if (mu === 0 || delta === 0) return 0
   if (objective === 'freshness') return (mu * delta) / ((rho + delta) * (rho + delta))
   if (objective === 'freshness-periodic') return rho === 0 ? mu / delta : (mu / delta) * erlangG(delta / rho)
-  if (objective === 'freshness-renewal') return (mu / delta) * renewalH(rho === 0 ? Number.POSITIVE_INFINITY : delta / rho, beta)
+  if (objective === 'freshness-renewal')
+    return (mu / delta) * renewalH(rho === 0 ? Number.POSITIVE_INFINITY : delta / rho, beta)
   return rho === 0 ? Number.POSITIVE_INFINITY : (mu * delta) / (rho * (rho + delta))
 }

@@ -97,7 +97,9 @@ async function pristineTables(pool: pg.Pool): Promise<PristineTables> {
   const seeds: PristineTables['seeds'] = []
   for (const table of names) {
     const id = pg.escapeIdentifier(table)
-    const { rows } = await pool.query<{ rows: unknown[] }>(`SELECT coalesce(json_agg(t), '[]'::json) AS rows FROM ${id} t`)
+    const { rows } = await pool.query<{ rows: unknown[] }>(
+      `SELECT coalesce(json_agg(t), '[]'::json) AS rows FROM ${id} t`,
+    )
     if (rows[0]!.rows.length === 0) continue
     // Generated columns are computed again on insert.
     const { rows: columns } = await pool.query<{ name: string }>(
@@ -141,7 +143,8 @@ after(async () => {
  * whatever ran before it. One app at a time (the next one resets the database under it); close it.
  */
 export async function startTestApp(overrides: Partial<AppDeps> = {}): Promise<TestApp> {
-  if (appOpen) throw new Error('startTestApp: the previous test app is still open; close it first (a new app resets the database)')
+  if (appOpen)
+    throw new Error('startTestApp: the previous test app is still open; close it first (a new app resets the database)')
   appOpen = true
   try {
     fileDatabase ??= openTestDatabase().then(async (db) => ({ db, pristine: await pristineTables(db.pool) }))
@@ -175,7 +178,10 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}): Promise<Te
 }
 
 /** Runs `work` on a new test app (startTestApp) and closes the app afterwards, whatever happens. */
-export async function withTestApp(work: (t: TestApp) => Promise<void>, overrides: Partial<AppDeps> = {}): Promise<void> {
+export async function withTestApp(
+  work: (t: TestApp) => Promise<void>,
+  overrides: Partial<AppDeps> = {},
+): Promise<void> {
   const t = await startTestApp(overrides)
   try {
     await work(t)
@@ -185,7 +191,10 @@ export async function withTestApp(work: (t: TestApp) => Promise<void>, overrides
 }
 
 /** startTestApp for one test: the app is closed when the test ends, passed or failed. */
-export async function testAppFor(test: { after(fn: () => Promise<void>): void }, overrides: Partial<AppDeps> = {}): Promise<TestApp> {
+export async function testAppFor(
+  test: { after(fn: () => Promise<void>): void },
+  overrides: Partial<AppDeps> = {},
+): Promise<TestApp> {
   const t = await startTestApp(overrides)
   test.after(() => t.close())
   return t

@@ -46,14 +46,27 @@ function writeArbitrary(options: SchemaArbitraryOptions): fc.Arbitrary<Write> {
     request: { method, url, headers: { 'content-type': 'application/json' }, payload: toJsonText(body) },
   })
   return fc.oneof(
-    { arbitrary: schemaArbitrary(schema('SettingsPatch'), options).map((b) => json('PATCH', '/v1/settings', b)), weight: 4 },
+    {
+      arbitrary: schemaArbitrary(schema('SettingsPatch'), options).map((b) => json('PATCH', '/v1/settings', b)),
+      weight: 4,
+    },
     { arbitrary: schemaArbitrary(schema('PageBatch'), options).map((b) => json('PUT', '/v1/pages', b)), weight: 3 },
     {
-      arbitrary: fc.tuple(hostArbitrary(DICT), schemaArbitrary(schema('HostLimits'), options)).map(([host, b]) => json('PUT', `/v1/hosts/${encodeURIComponent(host)}`, b)),
+      arbitrary: fc
+        .tuple(hostArbitrary(DICT), schemaArbitrary(schema('HostLimits'), options))
+        .map(([host, b]) => json('PUT', `/v1/hosts/${encodeURIComponent(host)}`, b)),
       weight: 2,
     },
-    { arbitrary: schemaArbitrary(schema('ObservationBatch'), options).map((b) => json('POST', '/v1/observations', b)), weight: 4 },
-    { arbitrary: fc.constantFrom(1_000, 3_600_000, MS_PER_DAY, 30 * MS_PER_DAY, 3650 * MS_PER_DAY).map((ms): Write => ({ kind: 'advance', ms })), weight: 1 },
+    {
+      arbitrary: schemaArbitrary(schema('ObservationBatch'), options).map((b) => json('POST', '/v1/observations', b)),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .constantFrom(1_000, 3_600_000, MS_PER_DAY, 30 * MS_PER_DAY, 3650 * MS_PER_DAY)
+        .map((ms): Write => ({ kind: 'advance', ms })),
+      weight: 1,
+    },
   )
 }
 
@@ -62,7 +75,12 @@ const PROBES: FuzzRequest[] = [
   { method: 'GET', url: '/v1/stats', headers: {} },
   { method: 'GET', url: '/v1/pages?limit=1000', headers: {} },
   { method: 'POST', url: '/v1/optimize', headers: {} },
-  { method: 'POST', url: '/v1/leases', headers: { 'content-type': 'application/json' }, payload: '{"worker":"probe","limit":1000}' },
+  {
+    method: 'POST',
+    url: '/v1/leases',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"worker":"probe","limit":1000}',
+  },
   { method: 'GET', url: '/v1/schedule', headers: {} },
   { method: 'GET', url: '/v1/hosts', headers: {} },
 ]
@@ -83,7 +101,11 @@ describe('accepted values', () => {
         fc.asyncProperty(fc.array(writeArbitrary(options), { minLength: 1, maxLength: 6 }), async (writes) => {
           await resetDatabase(t.db.pool)
           t.clock.setMs(T0)
-          const seeded = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: URLS.map((url) => ({ url })) } })
+          const seeded = await t.app.inject({
+            method: 'PUT',
+            url: '/v1/pages',
+            payload: { pages: URLS.map((url) => ({ url })) },
+          })
           assert.equal(seeded.statusCode, 200, seeded.body)
           const done: string[] = []
           try {
@@ -95,7 +117,9 @@ describe('accepted values', () => {
                 logged.length = 0
                 const res = await t.app.inject(write.request)
                 requests++
-                done.push(`${write.request.method} ${write.request.url} ${String(write.request.payload)} → ${res.statusCode}`)
+                done.push(
+                  `${write.request.method} ${write.request.url} ${String(write.request.payload)} → ${res.statusCode}`,
+                )
                 assertWellFormedAnswer(write.request, res)
                 if (res.statusCode >= 300) continue
                 accepted++
@@ -108,7 +132,9 @@ describe('accepted values', () => {
               }
             }
           } catch (err) {
-            throw new Error(`${(err as Error).message}\nafter:\n  ${done.join('\n  ')}\nservice log: ${logged.join('').slice(0, 3000)}`)
+            throw new Error(
+              `${(err as Error).message}\nafter:\n  ${done.join('\n  ')}\nservice log: ${logged.join('').slice(0, 3000)}`,
+            )
           }
         }),
         { seed, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },

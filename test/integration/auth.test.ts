@@ -7,10 +7,22 @@ import { manualClock } from '../../src/domain/clock.ts'
 import { createRandom } from '../../src/math/random.ts'
 import { openTestDatabase, withTestApp, T0, type TestApp } from '../helpers/testApp.ts'
 
-const call = (t: Pick<TestApp, 'app'>, method: 'GET' | 'POST' | 'PATCH' | 'PUT', url: string, key?: string, payload?: unknown) =>
-  t.app.inject({ method, url, ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), ...(payload ? { payload } : {}) })
+const call = (
+  t: Pick<TestApp, 'app'>,
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT',
+  url: string,
+  key?: string,
+  payload?: unknown,
+) =>
+  t.app.inject({
+    method,
+    url,
+    ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}),
+    ...(payload ? { payload } : {}),
+  })
 
-const withApp = (overrides: Parameters<typeof withTestApp>[1], work: (t: TestApp) => Promise<void>) => withTestApp(work, overrides)
+const withApp = (overrides: Parameters<typeof withTestApp>[1], work: (t: TestApp) => Promise<void>) =>
+  withTestApp(work, overrides)
 
 describe('API keys and roles', () => {
   it('without keys on a non-loopback listener, every API route is refused with a hint', async () => {
@@ -30,7 +42,10 @@ describe('API keys and roles', () => {
       const crawler = await createApiKey(t.db, { name: 'fleet', role: 'crawler' })
       assert.deepEqual([admin.first, reader.first, crawler.first], [true, false, false])
       const stored = await t.db.pool.query('SELECT key_sha256 FROM api_keys')
-      assert.ok(stored.rows.every((r) => !r.key_sha256.includes(admin.key)), 'keys are stored hashed')
+      assert.ok(
+        stored.rows.every((r) => !r.key_sha256.includes(admin.key)),
+        'keys are stored hashed',
+      )
 
       const obs = { observations: [{ url: 'https://auth.example/', crawledAt: '2026-11-21T00:00:00Z' }] }
       assert.equal((await call(t, 'GET', '/v1/settings')).statusCode, 401)

@@ -23,7 +23,10 @@ interface FleetRun {
  * one crawl per page per day; the fleet asks for work every `stepMinutes` and fetches each page `lagMs()` after
  * it got it, reporting the crawl with its lease. The optimiser runs every 6 hours.
  */
-async function runFleet(t: TestApp, options: { pages: number; days: number; stepMinutes: number; lagMs: () => number; seed: number }): Promise<FleetRun> {
+async function runFleet(
+  t: TestApp,
+  options: { pages: number; days: number; stepMinutes: number; lagMs: () => number; seed: number },
+): Promise<FleetRun> {
   const random = createRandom(options.seed)
   const n = options.pages
   const budgetCrawlsPerDay = n
@@ -33,7 +36,11 @@ async function runFleet(t: TestApp, options: { pages: number; days: number; step
   const settings = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay } })
   assert.equal(settings.statusCode, 200, settings.body)
   for (let from = 0; from < n; from += 1000) {
-    const put = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: urls.slice(from, from + 1000).map((url) => ({ url })) } })
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/pages',
+      payload: { pages: urls.slice(from, from + 1000).map((url) => ({ url })) },
+    })
     assert.equal(put.statusCode, 200, put.body)
   }
   const index = new Map(urls.map((u, i) => [u, i]))
@@ -60,7 +67,8 @@ async function runFleet(t: TestApp, options: { pages: number; days: number; step
       const observations = due.map(({ atMs, i, leaseId }) => {
         const last = lastCrawlMs[i] ?? null
         if (last !== null) shortestGapMs = Math.min(shortestGapMs, atMs - last)
-        const changed = last === null ? true : random.next() < 1 - Math.exp((-changesPerDay[i]! * (atMs - last)) / MS_PER_DAY)
+        const changed =
+          last === null ? true : random.next() < 1 - Math.exp((-changesPerDay[i]! * (atMs - last)) / MS_PER_DAY)
         lastCrawlMs[i] = atMs
         crawledPerDay[Math.floor((atMs - T0) / MS_PER_DAY)]!++
         return { url: urls[i]!, crawledAt: iso(atMs), changed, leaseId }
@@ -70,7 +78,11 @@ async function runFleet(t: TestApp, options: { pages: number; days: number; step
       assert.equal(res.json().accepted, observations.length)
     }
     for (;;) {
-      const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'fleet', limit: 1000, leaseSeconds: 6 * 3600 } })
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/leases',
+        payload: { worker: 'fleet', limit: 1000, leaseSeconds: 6 * 3600 },
+      })
       assert.equal(res.statusCode, 200, res.body)
       const lease = res.json() as { leaseId: string; pages: { url: string }[] }
       for (const p of lease.pages) {
@@ -97,10 +109,17 @@ describe('budget use under fleet lag', () => {
     it(`lag ${name}: every hour hands out the budget's hourly share ±10 %, every day uses 0.97–1.02 of the budget`, async (ctx) => {
       const t = await testAppFor(ctx)
       const lagRandom = createRandom(7)
-      const run = await runFleet(t, { pages: 1200, days: 3, stepMinutes: 5, lagMs: () => lag(() => lagRandom.next()), seed: 11 })
+      const run = await runFleet(t, {
+        pages: 1200,
+        days: 3,
+        stepMinutes: 5,
+        lagMs: () => lag(() => lagRandom.next()),
+        seed: 11,
+      })
       const hourlyShare = run.budgetCrawlsPerDay / 24
       const perHour = run.handedOutPerHour.map((c) => c / hourlyShare)
-      for (const [h, use] of perHour.entries()) assert.ok(use >= 0.9 && use <= 1.1, `hour ${h}: ${use.toFixed(3)} of the hourly share`)
+      for (const [h, use] of perHour.entries())
+        assert.ok(use >= 0.9 && use <= 1.1, `hour ${h}: ${use.toFixed(3)} of the hourly share`)
       // Day 0 loses the lag itself (crawls handed out in its last hours are fetched on day 1).
       for (const [d, crawls] of run.crawledPerDay.entries()) {
         if (d === 0) continue

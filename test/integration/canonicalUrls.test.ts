@@ -21,13 +21,22 @@ type Page = { id: string; url: string; host: string; crawls: number }
 
 const api = (t: TestApp) => ({
   putPages: (pages: unknown[]) => t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } }),
-  report: (observations: unknown[]) => t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
+  report: (observations: unknown[]) =>
+    t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
   byUrl: (url: string) => t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` }),
   list: (query = '') => t.app.inject({ method: 'GET', url: `/v1/pages${query}` }),
-  lease: (body: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', ...body } }),
-  patchUrls: (urls: Record<string, unknown>) => t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { urls } }),
-  putHost: (host: string, limits: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: `/v1/hosts/${encodeURIComponent(host)}`, payload: limits }),
-  hosts: async () => (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json().hosts as { host: string; minDelaySeconds: number | null; pages: number }[],
+  lease: (body: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', ...body } }),
+  patchUrls: (urls: Record<string, unknown>) =>
+    t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { urls } }),
+  putHost: (host: string, limits: Record<string, unknown>) =>
+    t.app.inject({ method: 'PUT', url: `/v1/hosts/${encodeURIComponent(host)}`, payload: limits }),
+  hosts: async () =>
+    (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json().hosts as {
+      host: string
+      minDelaySeconds: number | null
+      pages: number
+    }[],
   pageCount: async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pages')).rows[0]!.n,
 })
 
@@ -67,14 +76,22 @@ describe('canonical URLs over HTTP', () => {
     const a = api(t)
     const res = await a.putPages([{ url: SPELLINGS[0]! }, { url: SPELLINGS[1]! }])
     assert.equal(res.statusCode, 400)
-    assert.deepEqual(res.json().errors, [{ path: '/body/pages/1/url', message: `same page as /body/pages/0/url (${CANONICAL})` }])
+    assert.deepEqual(res.json().errors, [
+      { path: '/body/pages/1/url', message: `same page as /body/pages/0/url (${CANONICAL})` },
+    ])
     assert.equal(await a.pageCount(), 0)
   })
 
   it('POST /v1/observations files every spelling under one page and registers unknown pages canonically', async (ctx) => {
     const t = await testAppFor(ctx)
     const a = api(t)
-    const res = await a.report(SPELLINGS.map((url, i) => ({ url, crawledAt: iso(T0 - (SPELLINGS.length - i) * 3_600_000), contentHash: `h${i % 2}` })))
+    const res = await a.report(
+      SPELLINGS.map((url, i) => ({
+        url,
+        crawledAt: iso(T0 - (SPELLINGS.length - i) * 3_600_000),
+        contentHash: `h${i % 2}`,
+      })),
+    )
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().accepted, SPELLINGS.length)
     const page = (await a.byUrl(SPELLINGS[4]!)).json() as Page
@@ -85,20 +102,37 @@ describe('canonical URLs over HTTP', () => {
   it('host filters of page lists and leases, and host limits, take any spelling of a host', async (ctx) => {
     const t = await testAppFor(ctx)
     const a = api(t)
-    await a.putPages([{ url: 'https://Shop.Example./a' }, { url: 'https://shop.example/b' }, { url: 'https://other.example/c' }])
+    await a.putPages([
+      { url: 'https://Shop.Example./a' },
+      { url: 'https://shop.example/b' },
+      { url: 'https://other.example/c' },
+    ])
     const listed = (await a.list('?host=SHOP.example.')).json().pages as Page[]
     assert.deepEqual(listed.map((p) => p.url).sort(), ['https://shop.example/a', 'https://shop.example/b'])
     assert.ok(listed.every((p) => p.host === 'shop.example'))
 
     const grant = (await a.lease({ limit: 10, hosts: ['shop.EXAMPLE.', 'shop.example'] })).json()
-    assert.deepEqual(grant.pages.map((p: Page) => p.host), ['shop.example', 'shop.example'])
+    assert.deepEqual(
+      grant.pages.map((p: Page) => p.host),
+      ['shop.example', 'shop.example'],
+    )
     const bad = await a.lease({ limit: 10, hosts: ['shop.example', 'not a/host'] })
     assert.equal(bad.statusCode, 400)
     assert.equal(bad.json().errors[0].path, '/body/hosts/1')
 
     const put = await a.putHost('Shop.Example.', { minDelaySeconds: 30 })
     assert.equal(put.statusCode, 200, put.body)
-    assert.deepEqual(await a.hosts(), [{ host: 'shop.example', maxCrawlsPerDay: null, minDelaySeconds: 30, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 30, pages: 2 }])
+    assert.deepEqual(await a.hosts(), [
+      {
+        host: 'shop.example',
+        maxCrawlsPerDay: null,
+        minDelaySeconds: 30,
+        crawlDelaySeconds: null,
+        throttleDelaySeconds: null,
+        paceSeconds: 30,
+        pages: 2,
+      },
+    ])
     assert.equal((await t.app.inject({ method: 'DELETE', url: '/v1/hosts/SHOP.example.' })).statusCode, 204)
     assert.deepEqual(await a.hosts(), [])
   })
@@ -115,7 +149,11 @@ describe('canonical URLs over HTTP', () => {
     assert.equal(unknown.statusCode, 400)
     const ok = await a.patchUrls({ dropQueryParameters: ['utm_*', 'ref'], dropTrailingSlash: true })
     assert.equal(ok.statusCode, 200, ok.body)
-    assert.deepEqual(ok.json().urls, { ...DEFAULT_URL_RULES, dropQueryParameters: ['utm_*', 'ref'], dropTrailingSlash: true })
+    assert.deepEqual(ok.json().urls, {
+      ...DEFAULT_URL_RULES,
+      dropQueryParameters: ['utm_*', 'ref'],
+      dropTrailingSlash: true,
+    })
     // The new rules apply to every new write and lookup.
     await a.putPages([{ url: 'https://e.example/a/?ref=x&utm_id=1' }])
     assert.equal((await a.byUrl('https://e.example/a')).json().url, 'https://e.example/a')
@@ -128,7 +166,11 @@ describe('changing the URL rules', () => {
   it('renames stored pages and host limits to their new canonical names, keeping ids, history and politeness', async (ctx) => {
     const t = await testAppFor(ctx)
     const a = api(t)
-    await a.putPages([{ url: 'https://www.site.example/a/' }, { url: 'https://www.site.example/b' }, { url: 'https://keep.example/c/' }])
+    await a.putPages([
+      { url: 'https://www.site.example/a/' },
+      { url: 'https://www.site.example/b' },
+      { url: 'https://keep.example/c/' },
+    ])
     await a.putPages([{ url: 'https://plain.example/1' }, { url: 'https://plain.example/2' }])
     await a.report([{ url: 'https://www.site.example/a/', crawledAt: iso(T0), contentHash: 'x' }])
     assert.equal((await a.putHost('www.site.example', { minDelaySeconds: 60 })).statusCode, 200)
@@ -138,13 +180,32 @@ describe('changing the URL rules', () => {
     const res = await a.patchUrls({ dropWww: true, dropTrailingSlash: true })
     assert.equal(res.statusCode, 200, res.body)
     const after = (await a.byUrl('https://www.site.example/a/')).json() as Page
-    assert.deepEqual([after.id, after.url, after.host, after.crawls], [before.id, 'https://site.example/a', 'site.example', 1])
+    assert.deepEqual(
+      [after.id, after.url, after.host, after.crawls],
+      [before.id, 'https://site.example/a', 'site.example', 1],
+    )
     assert.equal((await a.byUrl('https://keep.example/c/')).json().url, 'https://keep.example/c')
     const history = await t.app.inject({ method: 'GET', url: `/v1/pages/${after.id}/observations` })
     assert.equal(history.json().observations.length, 1)
     assert.deepEqual(await a.hosts(), [
-      { host: 'plain.example', maxCrawlsPerDay: 10, minDelaySeconds: 60, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 60, pages: 2 },
-      { host: 'site.example', maxCrawlsPerDay: null, minDelaySeconds: 60, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 60, pages: 2 },
+      {
+        host: 'plain.example',
+        maxCrawlsPerDay: 10,
+        minDelaySeconds: 60,
+        crawlDelaySeconds: null,
+        throttleDelaySeconds: null,
+        paceSeconds: 60,
+        pages: 2,
+      },
+      {
+        host: 'site.example',
+        maxCrawlsPerDay: null,
+        minDelaySeconds: 60,
+        crawlDelaySeconds: null,
+        throttleDelaySeconds: null,
+        paceSeconds: 60,
+        pages: 2,
+      },
     ])
 
     // Both hosts are polite now: the renamed pages, and the pages already there that the renamed limits now cover.
@@ -161,8 +222,13 @@ describe('changing the URL rules', () => {
     await a.putPages([{ url: 'https://news.example/story?id=7&ref=home' }])
     const grant = (await a.lease({ limit: 1 })).json()
     assert.equal(grant.pages[0].url, 'https://news.example/story?id=7&ref=home')
-    assert.equal((await a.patchUrls({ dropQueryParameters: [...DEFAULT_URL_RULES.dropQueryParameters, 'ref'] })).statusCode, 200)
-    const res = await a.report([{ url: grant.pages[0].url, crawledAt: iso(T0), contentHash: 'x', leaseId: grant.leaseId }])
+    assert.equal(
+      (await a.patchUrls({ dropQueryParameters: [...DEFAULT_URL_RULES.dropQueryParameters, 'ref'] })).statusCode,
+      200,
+    )
+    const res = await a.report([
+      { url: grant.pages[0].url, crawledAt: iso(T0), contentHash: 'x', leaseId: grant.leaseId },
+    ])
     assert.equal(res.json().accepted, 1)
     assert.deepEqual(res.json().leaseNotCompleted, [])
     const page = (await a.byUrl('https://news.example/story?id=7')).json()
@@ -172,7 +238,11 @@ describe('changing the URL rules', () => {
   it('is refused when it would merge two stored pages, and then changes nothing', async (ctx) => {
     const t = await testAppFor(ctx)
     const a = api(t)
-    await a.putPages([{ url: 'https://m.example/p?ref=1' }, { url: 'https://m.example/p' }, { url: 'https://m.example/q?ref=2' }])
+    await a.putPages([
+      { url: 'https://m.example/p?ref=1' },
+      { url: 'https://m.example/p' },
+      { url: 'https://m.example/q?ref=2' },
+    ])
     const res = await a.patchUrls({ dropQueryParameters: ['ref'], lowercasePath: true })
     assert.equal(res.statusCode, 422, res.body)
     assert.match(res.json().detail, /would be https:\/\/m\.example\/p, the URL of page/)
@@ -189,7 +259,10 @@ describe('changing the URL rules', () => {
     const res = await a.patchUrls({ dropWww: true })
     assert.equal(res.statusCode, 422, res.body)
     assert.match(res.json().detail, /hosts www\.h\.example and h\.example/)
-    assert.deepEqual((await a.hosts()).map((h) => h.host), ['h.example', 'www.h.example'])
+    assert.deepEqual(
+      (await a.hosts()).map((h) => h.host),
+      ['h.example', 'www.h.example'],
+    )
   })
 
   it('a batch canonicalised under rules that changed before its transaction is refused whole (409)', async (ctx) => {
@@ -205,7 +278,10 @@ describe('changing the URL rules', () => {
       },
     }) as pg.Pool
     const deps = { pool: stale, clock: t.clock, random: createRandom(1) }
-    await assert.rejects(ingestObservations(deps, [{ url: 'https://r.example/?b=1&a=2', crawledAt: iso(T0) }]), ConflictError)
+    await assert.rejects(
+      ingestObservations(deps, [{ url: 'https://r.example/?b=1&a=2', crawledAt: iso(T0) }]),
+      ConflictError,
+    )
     await assert.rejects(putPages(deps, [{ url: 'https://r.example/?b=1&a=2' }]), ConflictError)
     assert.equal(await a.pageCount(), 0)
   })
@@ -228,11 +304,16 @@ describe('migration 0011: stored names keep the rules they were made under', () 
       await migrate(db.pool)
       const { urls } = await getSettings(db)
       assert.ok(
-        Object.entries(urls).every(([k, v]) => (k === 'dropQueryParameters' ? Array.isArray(v) && v.length === 0 : v === false)),
+        Object.entries(urls).every(([k, v]) =>
+          k === 'dropQueryParameters' ? Array.isArray(v) && v.length === 0 : v === false,
+        ),
         JSON.stringify(urls),
       )
       // Switched on, the rules rename the stored page.
-      const changed = await patchSettings({ pool: db.pool, clock: manualClock(T0), random: createRandom(1) }, { urls: DEFAULT_URL_RULES })
+      const changed = await patchSettings(
+        { pool: db.pool, clock: manualClock(T0), random: createRandom(1) },
+        { urls: DEFAULT_URL_RULES },
+      )
       assert.deepEqual([changed.pagesRenamed, changed.hostsRenamed], [1, 0])
       const { rows } = await db.pool.query('SELECT url, host FROM pages')
       assert.deepEqual(rows, [{ url: 'https://example.com/a?a=2&b=1', host: 'example.com' }])

@@ -15,8 +15,11 @@ describe('the typed client', () => {
     const generated = await generateClientSchema()
     assert.equal(committed, generated)
     // The simulated-clock routes are in it (the end-to-end driver calls them), and every documented operation.
-    const openapi = JSON.parse(await readFile(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, unknown> }
-    for (const path of [...Object.keys(openapi.paths), '/v1/clock']) assert.ok(generated.includes(`    "${path}": {`), `${path} has types`)
+    const openapi = JSON.parse(await readFile(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as {
+      paths: Record<string, unknown>
+    }
+    for (const path of [...Object.keys(openapi.paths), '/v1/clock'])
+      assert.ok(generated.includes(`    "${path}": {`), `${path} has types`)
   })
 
   it('sends the API key, returns typed bodies and throws a ProblemError for problem+json answers', async () => {
@@ -24,10 +27,15 @@ describe('the typed client', () => {
     try {
       const baseUrl = await listenOnLoopback(t.app)
       const admin = await createApiKey({ pool: t.db.pool }, { name: 'ops', role: 'admin' })
-      const crawler = createRecrawlClient({ baseUrl, apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'fleet', role: 'crawler' })).key })
+      const crawler = createRecrawlClient({
+        baseUrl,
+        apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'fleet', role: 'crawler' })).key,
+      })
       const api = createRecrawlClient({ baseUrl: `${baseUrl}/`, apiKey: admin.key })
 
-      const created = await ok(api.PUT('/v1/pages', { body: { pages: [{ url: 'https://a.example/x', importance: 2 }] } }))
+      const created = await ok(
+        api.PUT('/v1/pages', { body: { pages: [{ url: 'https://a.example/x', importance: 2 }] } }),
+      )
       assert.deepEqual(created, { created: 1, updated: 0 })
       const byUrl = await ok(api.GET('/v1/pages/by-url', { params: { query: { url: 'HTTPS://A.example/x' } } }))
       assert.equal(byUrl.url, 'https://a.example/x')
@@ -45,18 +53,29 @@ describe('the typed client', () => {
       assert.match(unauthenticated.message, /^GET \/v1\/settings → 401 /)
 
       // A crawler key may not read settings: 403.
-      await assert.rejects(ok(crawler.GET('/v1/settings')), (err: unknown) => err instanceof ProblemError && err.status === 403 && err.kind === 'forbidden')
+      await assert.rejects(
+        ok(crawler.GET('/v1/settings')),
+        (err: unknown) => err instanceof ProblemError && err.status === 403 && err.kind === 'forbidden',
+      )
 
       // Bad input: 400 with every bad field, and nothing changed.
-      const invalid = await ok(api.PUT('/v1/pages', { body: { pages: [{ url: 'not a url' }] } })).catch((err: unknown) => err)
+      const invalid = await ok(api.PUT('/v1/pages', { body: { pages: [{ url: 'not a url' }] } })).catch(
+        (err: unknown) => err,
+      )
       assert.ok(invalid instanceof ProblemError)
       assert.equal(invalid.status, 400)
       assert.equal(invalid.kind, 'invalid-input')
-      assert.ok(invalid.errors.some((e) => e.path.startsWith('/body/pages/0/url')), JSON.stringify(invalid.errors))
+      assert.ok(
+        invalid.errors.some((e) => e.path.startsWith('/body/pages/0/url')),
+        JSON.stringify(invalid.errors),
+      )
       assert.equal((await ok(api.GET('/v1/pages'))).pages.length, 1)
 
       // 404 and a 204 without a body.
-      await assert.rejects(ok(api.GET('/v1/pages/{id}', { params: { path: { id: '999' } } })), (err: unknown) => err instanceof ProblemError && err.kind === 'not-found')
+      await assert.rejects(
+        ok(api.GET('/v1/pages/{id}', { params: { path: { id: '999' } } })),
+        (err: unknown) => err instanceof ProblemError && err.kind === 'not-found',
+      )
       assert.equal(await ok(api.DELETE('/v1/pages/{id}', { params: { path: { id: byUrl.id } } })), undefined)
       assert.equal((await ok(api.GET('/v1/pages'))).pages.length, 0)
     } finally {
@@ -70,7 +89,14 @@ describe('the typed client', () => {
       requests++
       if (req.url === '/v1/settings') {
         res.writeHead(429, { 'content-type': 'application/problem+json', 'retry-after': '17' })
-        res.end(JSON.stringify({ type: 'https://recrawl.dev/problems/rate-limited', title: 'Too Many Requests', status: 429, detail: 'slow down' }))
+        res.end(
+          JSON.stringify({
+            type: 'https://recrawl.dev/problems/rate-limited',
+            title: 'Too Many Requests',
+            status: 429,
+            detail: 'slow down',
+          }),
+        )
         return
       }
       // Never answers: the client's timeout ends the request.
@@ -85,7 +111,10 @@ describe('the typed client', () => {
       assert.equal(limited.retryAfterSeconds, 17)
       assert.match(limited.message, /slow down/)
       const started = Date.now()
-      await assert.rejects(ok(api.GET('/v1/stats')), (err: unknown) => err instanceof Error && err.name === 'TimeoutError')
+      await assert.rejects(
+        ok(api.GET('/v1/stats')),
+        (err: unknown) => err instanceof Error && err.name === 'TimeoutError',
+      )
       assert.ok(Date.now() - started < 5_000)
       assert.equal(requests, 2)
     } finally {

@@ -43,7 +43,11 @@ function assertRel(actual: unknown, expected: number, rel: number, what: string)
   assert.ok(Math.abs(a - expected) <= rel * Math.abs(expected) + 1e-300, `${what}: got ${a}, expected ${expected}`)
 }
 
-function assertProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, what = '') {
+function assertProblem(
+  res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  status: number,
+  what = '',
+) {
   assert.equal(res.statusCode, status, `${what}: ${JSON.stringify(res.json())}`)
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/, what)
   const p = res.json()
@@ -74,7 +78,14 @@ interface History {
 function makeHistory(
   url: string,
   seed: number,
-  o: { crawls: number; crawlsPerDay: number; schedule: 'poisson' | 'periodic'; changesPerDay: number; useHash?: boolean; endMs: number },
+  o: {
+    crawls: number
+    crawlsPerDay: number
+    schedule: 'poisson' | 'periodic'
+    changesPerDay: number
+    useHash?: boolean
+    endMs: number
+  },
 ): History {
   const r = seeded(seed)
   const gaps: number[] = []
@@ -86,7 +97,9 @@ function makeHistory(
   const times = [at]
   const intervals: Interval[] = []
   let version = 0
-  const items: Record<string, unknown>[] = [o.useHash ? { url, crawledAt: iso(at), contentHash: `v${version}` } : { url, crawledAt: iso(at) }]
+  const items: Record<string, unknown>[] = [
+    o.useHash ? { url, crawledAt: iso(at), contentHash: `v${version}` } : { url, crawledAt: iso(at) },
+  ]
   let lastChangedMs: number | null = null
   for (const gap of gaps) {
     at += gap
@@ -97,7 +110,11 @@ function makeHistory(
     }
     times.push(at)
     intervals.push({ days: gap / MS_PER_DAY, changed })
-    items.push(o.useHash ? { url, crawledAt: iso(at), contentHash: `v${version}`, httpStatus: 200 } : { url, crawledAt: iso(at), changed })
+    items.push(
+      o.useHash
+        ? { url, crawledAt: iso(at), contentHash: `v${version}`, httpStatus: 200 }
+        : { url, crawledAt: iso(at), changed },
+    )
   }
   return { url, items, intervals, times, lastChangedMs }
 }
@@ -111,7 +128,11 @@ const Y0 = 2
  * late crawl folded into page 0. Returns the histories as the service should now know them.
  */
 async function seedHistories({ call, postObservations }: Api): Promise<History[]> {
-  const patched = await call('PATCH', '/v1/settings', { lln: { alpha: '1/k' }, sa: { gamma: GAMMA }, defaultChangesPerDay: Y0 })
+  const patched = await call('PATCH', '/v1/settings', {
+    lln: { alpha: '1/k' },
+    sa: { gamma: GAMMA },
+    defaultChangesPerDay: Y0,
+  })
   assert.equal(patched.statusCode, 200, patched.body)
   const end = T0 - MS_PER_DAY
   const specs = [
@@ -123,12 +144,16 @@ async function seedHistories({ call, postObservations }: Api): Promise<History[]
     { crawls: 25, crawlsPerDay: 2, schedule: 'periodic', changesPerDay: 0 }, // X = 0: smoothed MLE
     { crawls: 20, crawlsPerDay: 1, schedule: 'poisson', changesPerDay: 1000 }, // X = n: smoothed MLE
   ] as const
-  const histories = specs.map((spec, i) => makeHistory(`https://est${i % 3}.example/page/${i}`, 1000 + i, { ...spec, endMs: end }))
+  const histories = specs.map((spec, i) =>
+    makeHistory(`https://est${i % 3}.example/page/${i}`, 1000 + i, { ...spec, endMs: end }),
+  )
   const put = await call('PUT', '/v1/pages', { pages: histories.map((h, i) => ({ url: h.url, importance: 1 + i })) })
   assert.deepEqual(put.json(), { created: histories.length, updated: 0 })
 
   // Interleave the pages, cut into batches of varying size; inject duplicates and late crawls.
-  const all = histories.flatMap((h) => h.items).sort((a, b) => Date.parse(a.crawledAt as string) - Date.parse(b.crawledAt as string))
+  const all = histories
+    .flatMap((h) => h.items)
+    .sort((a, b) => Date.parse(a.crawledAt as string) - Date.parse(b.crawledAt as string))
   const r = seeded(77)
   let expectedDuplicates = 0
   let expectedLate = 0
@@ -157,7 +182,12 @@ async function seedHistories({ call, postObservations }: Api): Promise<History[]
   const late = await postObservations([lateItem])
   assert.deepEqual(late.json(), { accepted: 0, duplicates: 0, late: 1, rejected: [], leaseNotCompleted: [] })
   const split = h0.intervals[10]!
-  h0.intervals.splice(10, 1, { days: (lateAt - h0.times[10]!) / MS_PER_DAY, changed: true }, { days: (h0.times[11]! - lateAt) / MS_PER_DAY, changed: split.changed })
+  h0.intervals.splice(
+    10,
+    1,
+    { days: (lateAt - h0.times[10]!) / MS_PER_DAY, changed: true },
+    { days: (h0.times[11]! - lateAt) / MS_PER_DAY, changed: split.changed },
+  )
   h0.items.push(lateItem)
   if (h0.lastChangedMs === null || lateAt > h0.lastChangedMs) h0.lastChangedMs = lateAt
   expectedLate++
@@ -169,7 +199,11 @@ describe('contract: estimates against an independent implementation of docs/math
   it('PATCH /v1/settings sets α = "1/k", γ = 0.75 and y_0', async (ctx) => {
     const t = await testAppFor(ctx)
     const { call } = api(t)
-    const res = await call('PATCH', '/v1/settings', { lln: { alpha: '1/k' }, sa: { gamma: GAMMA }, defaultChangesPerDay: Y0 })
+    const res = await call('PATCH', '/v1/settings', {
+      lln: { alpha: '1/k' },
+      sa: { gamma: GAMMA },
+      defaultChangesPerDay: Y0,
+    })
     assert.equal(res.statusCode, 200, res.body)
     const s = (await call('GET', '/v1/settings')).json()
     assert.equal(s.lln.alpha, '1/k')
@@ -211,14 +245,20 @@ describe('contract: estimates against an independent implementation of docs/math
       assert.equal(page.host, `est${i % 3}.example`)
       assert.ok(page.crawlsPerDay > 0)
       // Periodic schedule (the default): next crawl = last crawl + 1/ρ days.
-      assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (h.times.at(-1)! + MS_PER_DAY / page.crawlsPerDay)) <= 1, `${what} nextCrawlAt`)
+      assert.ok(
+        Math.abs(Date.parse(page.nextCrawlAt) - (h.times.at(-1)! + MS_PER_DAY / page.crawlsPerDay)) <= 1,
+        `${what} nextCrawlAt`,
+      )
       assert.ok(page.expectedFreshness >= 0 && page.expectedFreshness <= 1)
       assert.deepEqual((await call('GET', `/v1/pages/${page.id}`)).json(), page)
 
       // The per-page estimates endpoint: the same online values, and the exact MLE from the stored history.
       const est = (await call('GET', `/v1/pages/${page.id}/estimates`)).json()
-      const named = new Map(est.estimators.map((e: { name: string; changesPerDay: number }) => [e.name, e.changesPerDay]))
-      for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm']) assert.equal(named.get(name), page.estimates[name], `${what} estimates ${name}`)
+      const named = new Map(
+        est.estimators.map((e: { name: string; changesPerDay: number }) => [e.name, e.changesPerDay]),
+      )
+      for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm'])
+        assert.equal(named.get(name), page.estimates[name], `${what} estimates ${name}`)
       assertRel(named.get('mleExact'), referenceExactMle(h.intervals), 1e-6, `${what} mleExact`)
       assert.equal(est.intervals, h.intervals.length)
     }
@@ -263,7 +303,8 @@ describe('contract: observation rules', () => {
     assert.equal(page.lastChangedAt, null)
     assert.equal(page.changesPerDay, null)
     assert.equal(page.importance, 1) // registered by its first observation
-    for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm']) assert.equal(page.estimates[name], null, `estimates.${name} before any interval`)
+    for (const name of ['naive', 'lln', 'sa', 'mle', 'choGm'])
+      assert.equal(page.estimates[name], null, `estimates.${name} before any interval`)
 
     const second = await postObservations([
       { url, crawledAt: iso(base + MS_PER_DAY) }, // neither changed nor contentHash
@@ -284,7 +325,10 @@ describe('contract: observation rules', () => {
       { url, crawledAt: iso(base + 3 * MS_PER_DAY), httpStatus: 200 },
       { url, crawledAt: iso(base + 3 * MS_PER_DAY), changed: true },
     ])
-    assert.deepEqual(fixed.json().rejected.map((r: { index: number }) => r.index), [0])
+    assert.deepEqual(
+      fixed.json().rejected.map((r: { index: number }) => r.index),
+      [0],
+    )
     assert.equal(fixed.json().accepted, 1)
     assert.equal(fixed.json().duplicates, 0)
     assert.equal((await byUrl(url)).json().changes, 1)
@@ -296,7 +340,9 @@ describe('contract: observation rules', () => {
     const url = 'https://rules.example/hash'
     const base = T0 - 10 * MS_PER_DAY
     const hashes = ['a', 'a', 'b', 'b', 'c', 'a']
-    const res = await postObservations(hashes.map((h, i) => ({ url, crawledAt: iso(base + i * MS_PER_DAY), contentHash: `sha256:${h}` })))
+    const res = await postObservations(
+      hashes.map((h, i) => ({ url, crawledAt: iso(base + i * MS_PER_DAY), contentHash: `sha256:${h}` })),
+    )
     assert.deepEqual(res.json(), { accepted: 6, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
     const page = (await byUrl(url)).json()
     assert.equal(page.intervals, 5)
@@ -348,7 +394,10 @@ describe('contract: observation rules', () => {
     assert.equal(body.accepted, 1)
     assert.equal(body.duplicates, 3)
     assert.equal(body.late, 1)
-    assert.deepEqual(body.rejected.map((r: { index: number }) => r.index), [3, 6, 7, 8])
+    assert.deepEqual(
+      body.rejected.map((r: { index: number }) => r.index),
+      [3, 6, 7, 8],
+    )
     for (const r of body.rejected) assert.ok(typeof r.reason === 'string' && r.reason.length > 0)
     assert.match(body.rejected[0].reason, /future/)
 
@@ -389,7 +438,14 @@ describe('contract: observation rules', () => {
     assert.equal(page.changes, 1)
     assertRel(page.estimates.naive, 1 / 3, 1e-12, 'naive')
     const settings = (await call('GET', '/v1/settings')).json()
-    const ref = referenceEstimates([{ days: 1, changed: false }, { days: 2, changed: true }], settings.sa.gamma, settings.defaultChangesPerDay)
+    const ref = referenceEstimates(
+      [
+        { days: 1, changed: false },
+        { days: 2, changed: true },
+      ],
+      settings.sa.gamma,
+      settings.defaultChangesPerDay,
+    )
     assertRel(page.estimates.sa, ref.sa, 1e-9, 'sa')
   })
 
@@ -399,7 +455,12 @@ describe('contract: observation rules', () => {
     const url = 'https://rules.example/untouched'
     const valid = { url, crawledAt: iso(T0 - MS_PER_DAY) }
     const raw = (payload: string, contentType?: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/observations', payload, headers: contentType ? { 'content-type': contentType } : {} })
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/observations',
+        payload,
+        headers: contentType ? { 'content-type': contentType } : {},
+      })
     const cases: [string, Promise<any>][] = [
       ['not JSON', raw('{"observations": [', 'application/json')],
       ['not JSON at all', raw('observations please', 'text/plain')],
@@ -420,11 +481,22 @@ describe('contract: observation rules', () => {
     for (const [what, pending] of cases) {
       const res = await pending
       const p = assertProblem(res, 400, what)
-      if (what === 'changed not boolean') assert.deepEqual(p.errors.map((e: { path: string }) => e.path), ['/body/observations/1/changed'])
+      if (what === 'changed not boolean')
+        assert.deepEqual(
+          p.errors.map((e: { path: string }) => e.path),
+          ['/body/observations/1/changed'],
+        )
     }
-    const tooMany = await postObservations(Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}`, crawledAt: iso(T0 - MS_PER_DAY) })))
+    const tooMany = await postObservations(
+      Array.from({ length: 5001 }, (_, i) => ({
+        url: `https://rules.example/many/${i}`,
+        crawledAt: iso(T0 - MS_PER_DAY),
+      })),
+    )
     assertProblem(tooMany, 413, 'too many items')
-    const pagesTooMany = await call('PUT', '/v1/pages', { pages: Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}` })) })
+    const pagesTooMany = await call('PUT', '/v1/pages', {
+      pages: Array.from({ length: 5001 }, (_, i) => ({ url: `https://rules.example/many/${i}` })),
+    })
     assertProblem(pagesTooMany, 413, 'too many pages')
     assert.equal((await byUrl(url)).statusCode, 404)
     assert.equal((await byUrl('https://rules.example/many/0')).statusCode, 404)
@@ -441,22 +513,34 @@ describe('contract: observation rules', () => {
       { url: known, crawledAt: iso(T0 - MS_PER_DAY / 2), changed: false },
     ])
     assert.equal(res.json().accepted, 1)
-    assert.deepEqual(res.json().rejected.map((r: { index: number }) => r.index), [0])
+    assert.deepEqual(
+      res.json().rejected.map((r: { index: number }) => r.index),
+      [0],
+    )
     assert.equal((await byUrl('https://rules.example/stranger')).statusCode, 404)
   })
 })
 
 /** Pages on three hosts (one with a port), with importance 0.5 … 4.5 and the first with its own bounds. */
-const urls = ['https://pg-a.example/1', 'https://pg-a.example/2', 'https://pg-b.example/1', 'https://pg-a.example/3', 'https://pg-b.example:8443/2']
+const urls = [
+  'https://pg-a.example/1',
+  'https://pg-a.example/2',
+  'https://pg-b.example/1',
+  'https://pg-a.example/3',
+  'https://pg-b.example:8443/2',
+]
 async function registerPages({ call }: Api): Promise<void> {
   const res = await call('PUT', '/v1/pages', {
-    pages: urls.map((url, i) => ({ url, importance: i + 0.5, ...(i === 0 ? { minCrawlsPerDay: 0.1, maxCrawlsPerDay: 48 } : {}) })),
+    pages: urls.map((url, i) => ({
+      url,
+      importance: i + 0.5,
+      ...(i === 0 ? { minCrawlsPerDay: 0.1, maxCrawlsPerDay: 48 } : {}),
+    })),
   })
   assert.deepEqual(res.json(), { created: urls.length, updated: 0 })
 }
 
 describe('contract: pages', () => {
-
   it('PUT /v1/pages validates every item; a bad item writes nothing', async (ctx) => {
     const t = await testAppFor(ctx)
     const { call, byUrl } = api(t)
@@ -476,9 +560,15 @@ describe('contract: pages', () => {
       assert.ok(p.errors?.length > 0, `${what}: lists the offending fields`)
     }
     const min = assertProblem(await call('PUT', '/v1/pages', bad[3]![1]), 400).errors
-    assert.deepEqual(min.map((e: { path: string }) => e.path), ['/body/pages/0/maxCrawlsPerDay'])
+    assert.deepEqual(
+      min.map((e: { path: string }) => e.path),
+      ['/body/pages/0/maxCrawlsPerDay'],
+    )
     const dup = assertProblem(await call('PUT', '/v1/pages', bad[6]![1]), 400).errors
-    assert.deepEqual(dup.map((e: { path: string }) => e.path), ['/body/pages/1/url'])
+    assert.deepEqual(
+      dup.map((e: { path: string }) => e.path),
+      ['/body/pages/1/url'],
+    )
     assert.equal((await byUrl(urls[0]!)).statusCode, 404)
   })
 
@@ -496,8 +586,26 @@ describe('contract: pages', () => {
     assert.equal(page.firstCrawledAt, null)
     assert.equal(page.lastCrawledAt, null)
     assert.equal(typeof page.id, 'string')
-    for (const key of ['id', 'url', 'host', 'importance', 'minCrawlsPerDay', 'maxCrawlsPerDay', 'crawls', 'intervals', 'changes',
-      'firstCrawledAt', 'lastCrawledAt', 'lastChangedAt', 'changesPerDay', 'estimator', 'estimates', 'crawlsPerDay', 'nextCrawlAt', 'expectedFreshness']) {
+    for (const key of [
+      'id',
+      'url',
+      'host',
+      'importance',
+      'minCrawlsPerDay',
+      'maxCrawlsPerDay',
+      'crawls',
+      'intervals',
+      'changes',
+      'firstCrawledAt',
+      'lastCrawledAt',
+      'lastChangedAt',
+      'changesPerDay',
+      'estimator',
+      'estimates',
+      'crawlsPerDay',
+      'nextCrawlAt',
+      'expectedFreshness',
+    ]) {
       assert.ok(key in page, `Page.${key}`)
     }
   })
@@ -510,7 +618,10 @@ describe('contract: pages', () => {
     let cursor: string | null = null
     let rounds = 0
     do {
-      const res = await call('GET', `/v1/pages?limit=3${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+      const res = await call(
+        'GET',
+        `/v1/pages?limit=3${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      )
       assert.equal(res.statusCode, 200)
       const body = res.json()
       assert.ok(body.pages.length <= 3)
@@ -524,16 +635,25 @@ describe('contract: pages', () => {
     const hostA: string[] = []
     cursor = null
     do {
-      const body: any = (await call('GET', `/v1/pages?host=pg-a.example&limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)).json()
+      const body: any = (
+        await call(
+          'GET',
+          `/v1/pages?host=pg-a.example&limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        )
+      ).json()
       hostA.push(...body.pages.map((p: { url: string }) => p.url))
       cursor = body.nextCursor
     } while (cursor !== null)
     assert.deepEqual(hostA.sort(), [urls[0], urls[1], urls[3]])
     const ported = (await call('GET', '/v1/pages?host=PG-B.example:8443')).json()
-    assert.deepEqual(ported.pages.map((p: { url: string }) => p.url), [urls[4]])
+    assert.deepEqual(
+      ported.pages.map((p: { url: string }) => p.url),
+      [urls[4]],
+    )
     assert.equal(ported.pages[0].host, 'pg-b.example:8443')
 
-    for (const q of ['limit=0', 'limit=-3', 'limit=abc', 'limit=2.5', 'cursor=not-a-cursor', 'host=a/b']) assertProblem(await call('GET', `/v1/pages?${q}`), 400, q)
+    for (const q of ['limit=0', 'limit=-3', 'limit=abc', 'limit=2.5', 'cursor=not-a-cursor', 'host=a/b'])
+      assertProblem(await call('GET', `/v1/pages?${q}`), 400, q)
     // Empty values count as absent; a limit above the maximum is served as the maximum.
     const empty = await call('GET', '/v1/pages?host=&cursor=&limit=')
     assert.equal(empty.statusCode, 200, empty.body)
@@ -569,7 +689,15 @@ describe('contract: pages', () => {
   it('an id that names no page is 404 on every page route, whatever its form', async (ctx) => {
     const t = await testAppFor(ctx)
     const { call } = api(t)
-    for (const id of ['987654321', '0', '-1', 'abc', 'does-not-exist', '99999999999999999999999', '9223372036854775808']) {
+    for (const id of [
+      '987654321',
+      '0',
+      '-1',
+      'abc',
+      'does-not-exist',
+      '99999999999999999999999',
+      '9223372036854775808',
+    ]) {
       assertProblem(await call('GET', `/v1/pages/${id}`), 404, id)
       assertProblem(await call('GET', `/v1/pages/${id}/observations`), 404, id)
       assertProblem(await call('GET', `/v1/pages/${id}/estimates`), 404, id)
@@ -583,12 +711,17 @@ describe('contract: pages', () => {
     await registerPages(api(t))
     const url = urls[2]!
     const times = Array.from({ length: 7 }, (_, i) => T0 - (10 - i) * MS_PER_DAY)
-    await postObservations(times.map((at, i) => ({ url, crawledAt: iso(at), ...(i > 0 ? { changed: i % 2 === 0 } : {}) })))
+    await postObservations(
+      times.map((at, i) => ({ url, crawledAt: iso(at), ...(i > 0 ? { changed: i % 2 === 0 } : {}) })),
+    )
     const page = (await byUrl(url)).json()
     const got: string[] = []
     let before: string | null = null
     do {
-      const res = await call('GET', `/v1/pages/${page.id}/observations?limit=3${before === null ? '' : `&before=${encodeURIComponent(before)}`}`)
+      const res = await call(
+        'GET',
+        `/v1/pages/${page.id}/observations?limit=3${before === null ? '' : `&before=${encodeURIComponent(before)}`}`,
+      )
       assert.equal(res.statusCode, 200)
       const body = res.json()
       assert.ok(body.observations.length <= 3)
@@ -608,7 +741,9 @@ describe('contract: pages', () => {
     const { call, postObservations, byUrl } = api(t)
     await registerPages(api(t))
     const url = urls[2]!
-    await postObservations([0, 1, 2].map((i) => ({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), ...(i > 0 ? { changed: true } : {}) })))
+    await postObservations(
+      [0, 1, 2].map((i) => ({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), ...(i > 0 ? { changed: true } : {}) })),
+    )
     const page = (await byUrl(url)).json()
     assert.equal(page.crawls, 3)
     const del = await call('DELETE', `/v1/pages/${page.id}`)
@@ -633,7 +768,18 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     const t = await testAppFor(ctx)
     const { call } = api(t)
     const before = (await call('GET', '/v1/settings')).json()
-    for (const key of ['budgetCrawlsPerDay', 'objective', 'schedule', 'estimator', 'defaultChangesPerDay', 'minCrawlsPerDay', 'maxCrawlsPerDay', 'reoptimizeSeconds', 'lln', 'sa']) {
+    for (const key of [
+      'budgetCrawlsPerDay',
+      'objective',
+      'schedule',
+      'estimator',
+      'defaultChangesPerDay',
+      'minCrawlsPerDay',
+      'maxCrawlsPerDay',
+      'reoptimizeSeconds',
+      'lln',
+      'sa',
+    ]) {
       assert.ok(key in before, key)
     }
     const bad: Record<string, unknown>[] = [
@@ -659,12 +805,28 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
       { budgetCrawlsPerDay: 5, estimator: 'guess' }, // a valid key next to a bad one: nothing applied
     ]
     for (const body of bad) assertProblem(await call('PATCH', '/v1/settings', body), 400, JSON.stringify(body))
-    assertProblem(await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: '[1]', headers: { 'content-type': 'application/json' } }), 400, 'array')
+    assertProblem(
+      await t.app.inject({
+        method: 'PATCH',
+        url: '/v1/settings',
+        payload: '[1]',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'array',
+    )
     const cross = assertProblem(await call('PATCH', '/v1/settings', { minCrawlsPerDay: 10, maxCrawlsPerDay: 1 }), 400)
-    assert.deepEqual(cross.errors.map((e: { path: string }) => e.path), ['/body/maxCrawlsPerDay'])
+    assert.deepEqual(
+      cross.errors.map((e: { path: string }) => e.path),
+      ['/body/maxCrawlsPerDay'],
+    )
     assert.deepEqual((await call('GET', '/v1/settings')).json(), before)
 
-    const ok = await call('PATCH', '/v1/settings', { budgetCrawlsPerDay: 1234, maxCrawlsPerDay: 96, lln: { alpha: '1/sqrt(k)' } })
+    const ok = await call('PATCH', '/v1/settings', {
+      budgetCrawlsPerDay: 1234,
+      maxCrawlsPerDay: 96,
+      lln: { alpha: '1/sqrt(k)' },
+    })
     assert.equal(ok.statusCode, 200)
     assert.equal(ok.json().budgetCrawlsPerDay, 1234)
     const now = (await call('GET', '/v1/settings')).json()
@@ -696,7 +858,15 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     await registerPages(api(t))
     const put = await call('PUT', '/v1/hosts/PG-A.example', { maxCrawlsPerDay: 500, minDelaySeconds: 2 })
     assert.equal(put.statusCode, 200, put.body)
-    assert.deepEqual(put.json(), { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 2, pages: 3 })
+    assert.deepEqual(put.json(), {
+      host: 'pg-a.example',
+      maxCrawlsPerDay: 500,
+      minDelaySeconds: 2,
+      crawlDelaySeconds: null,
+      throttleDelaySeconds: null,
+      paceSeconds: 2,
+      pages: 3,
+    })
     const nullable = await call('PUT', '/v1/hosts/pg-b.example', { maxCrawlsPerDay: null, minDelaySeconds: 1.5 })
     assert.equal(nullable.statusCode, 200, nullable.body)
     const partial = await call('PUT', '/v1/hosts/only-delay.example', { minDelaySeconds: 3 })
@@ -704,8 +874,17 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(partial.json().maxCrawlsPerDay, null)
     const list = (await call('GET', '/v1/hosts')).json()
     const a = list.hosts.find((h: { host: string }) => h.host === 'pg-a.example')
-    assert.deepEqual(a, { host: 'pg-a.example', maxCrawlsPerDay: 500, minDelaySeconds: 2, crawlDelaySeconds: null, throttleDelaySeconds: null, paceSeconds: 2, pages: 3 })
-    for (const h of list.hosts) for (const key of ['host', 'maxCrawlsPerDay', 'minDelaySeconds', 'pages']) assert.ok(key in h, key)
+    assert.deepEqual(a, {
+      host: 'pg-a.example',
+      maxCrawlsPerDay: 500,
+      minDelaySeconds: 2,
+      crawlDelaySeconds: null,
+      throttleDelaySeconds: null,
+      paceSeconds: 2,
+      pages: 3,
+    })
+    for (const h of list.hosts)
+      for (const key of ['host', 'maxCrawlsPerDay', 'minDelaySeconds', 'pages']) assert.ok(key in h, key)
 
     for (const [what, body] of [
       ['negative cap', { maxCrawlsPerDay: -1, minDelaySeconds: 2 }],
@@ -716,7 +895,10 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
       assertProblem(await call('PUT', '/v1/hosts/pg-a.example', body), 400, what)
     }
     assertProblem(await call('PUT', '/v1/hosts/a%2Fb', { maxCrawlsPerDay: 1, minDelaySeconds: 1 }), 400, 'not a host')
-    assert.deepEqual((await call('GET', '/v1/hosts')).json().hosts.find((h: { host: string }) => h.host === 'pg-a.example'), a)
+    assert.deepEqual(
+      (await call('GET', '/v1/hosts')).json().hosts.find((h: { host: string }) => h.host === 'pg-a.example'),
+      a,
+    )
 
     assert.equal((await call('DELETE', '/v1/hosts/pg-a.example')).statusCode, 204)
     assert.equal((await call('DELETE', '/v1/hosts/only-delay.example')).statusCode, 204)
@@ -733,13 +915,16 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(res.statusCode, 200)
     const items = res.json().items
     assert.ok(items.length > 0 && items.length <= 50)
-    for (const item of items) for (const key of ['id', 'url', 'host', 'dueAt', 'crawlsPerDay']) assert.ok(key in item, key)
-    for (let i = 1; i < items.length; i++) assert.ok(Date.parse(items[i - 1].dueAt) <= Date.parse(items[i].dueAt), 'due order')
+    for (const item of items)
+      for (const key of ['id', 'url', 'host', 'dueAt', 'crawlsPerDay']) assert.ok(key in item, key)
+    for (let i = 1; i < items.length; i++)
+      assert.ok(Date.parse(items[i - 1].dueAt) <= Date.parse(items[i].dueAt), 'due order')
     const until = iso(T0)
     const due = (await call('GET', `/v1/schedule?limit=1000&until=${encodeURIComponent(until)}`)).json().items
     assert.ok(due.every((i: { dueAt: string }) => Date.parse(i.dueAt) <= T0))
     assert.equal((await call('GET', '/v1/schedule?limit=2')).json().items.length, 2)
-    for (const q of ['limit=0', 'limit=x', 'until=soon', 'until=2026-02-30T00:00:00Z']) assertProblem(await call('GET', `/v1/schedule?${q}`), 400, q)
+    for (const q of ['limit=0', 'limit=x', 'until=soon', 'until=2026-02-30T00:00:00Z'])
+      assertProblem(await call('GET', `/v1/schedule?${q}`), 400, q)
     assert.equal((await call('GET', '/v1/schedule?limit=&until=')).statusCode, 200)
   })
 
@@ -748,11 +933,16 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     const { call } = api(t)
     await seedHistories(api(t))
     await registerPages(api(t))
-    assert.equal((await call('PATCH', '/v1/settings', { objective: 'freshness', budgetCrawlsPerDay: 40, minCrawlsPerDay: 0.01 })).statusCode, 200)
+    assert.equal(
+      (await call('PATCH', '/v1/settings', { objective: 'freshness', budgetCrawlsPerDay: 40, minCrawlsPerDay: 0.01 }))
+        .statusCode,
+      200,
+    )
     const res = await call('POST', '/v1/optimize')
     assert.equal(res.statusCode, 200, res.body)
     const run = res.json()
-    for (const key of ['lambda', 'pages', 'pagesCrawled', 'budgetCrawlsPerDay', 'expectedFreshness', 'durationMs']) assert.equal(typeof run[key], 'number', key)
+    for (const key of ['lambda', 'pages', 'pagesCrawled', 'budgetCrawlsPerDay', 'expectedFreshness', 'durationMs'])
+      assert.equal(typeof run[key], 'number', key)
     assert.equal(run.budgetCrawlsPerDay, 40)
     assert.ok(run.lambda > 0)
     assert.ok(run.expectedFreshness > 0 && run.expectedFreshness < 1)
@@ -798,16 +988,31 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     const { call, postObservations } = api(t)
     const url = 'https://lease.example/a'
     await call('PUT', '/v1/pages', { pages: [{ url }] })
-    const res = await call('POST', '/v1/leases', { worker: 'crawler-7', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })
+    const res = await call('POST', '/v1/leases', {
+      worker: 'crawler-7',
+      limit: 100,
+      leaseSeconds: 300,
+      hosts: ['lease.example'],
+    })
     assert.equal(res.statusCode, 200, res.body)
     const grant = res.json()
     assert.equal(typeof grant.leaseId, 'string')
     assert.equal(grant.expiresAt, iso(T0 + 300_000))
     assert.equal(grant.pages.length, 1)
-    assert.deepEqual(Object.keys(grant.pages[0]).sort(), ['contentHash', 'dueAt', 'etag', 'host', 'id', 'lastModified', 'url'])
+    assert.deepEqual(Object.keys(grant.pages[0]).sort(), [
+      'contentHash',
+      'dueAt',
+      'etag',
+      'host',
+      'id',
+      'lastModified',
+      'url',
+    ])
     assert.equal(grant.pages[0].url, url)
     assert.equal(grant.pages[0].host, 'lease.example')
-    const again = (await call('POST', '/v1/leases', { worker: 'crawler-8', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })).json()
+    const again = (
+      await call('POST', '/v1/leases', { worker: 'crawler-8', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })
+    ).json()
     assert.equal(again.pages.length, 0, 'a leased page is not handed out twice')
     const done = await postObservations([{ url, crawledAt: iso(T0), contentHash: 'x', leaseId: grant.leaseId }])
     assert.deepEqual(done.json(), { accepted: 1, duplicates: 0, late: 0, rejected: [], leaseNotCompleted: [] })
@@ -832,7 +1037,12 @@ describe('contract: authentication', () => {
     const crawler = await createApiKey(secured.db, { name: 'fleet', role: 'crawler' })
     const admin = await createApiKey(secured.db, { name: 'ops', role: 'admin' })
     const as = (key: string | null, method: Method, url: string, payload?: unknown) =>
-      secured.app.inject({ method, url, ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), ...(payload === undefined ? {} : { payload: payload as object }) })
+      secured.app.inject({
+        method,
+        url,
+        ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}),
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      })
     assertProblem(await as(null, 'GET', '/v1/pages'), 401, 'no key')
     assertProblem(await as('not-a-key', 'GET', '/v1/pages'), 401, 'unknown key')
     assertProblem(await as(crawler.key, 'GET', '/v1/pages'), 403, 'crawler reads')
@@ -840,7 +1050,11 @@ describe('contract: authentication', () => {
     assertProblem(await as(crawler.key, 'PATCH', '/v1/settings', { budgetCrawlsPerDay: 5 }), 403, 'crawler patches')
     assertProblem(await as(reader.key, 'POST', '/v1/optimize'), 403, 'reader optimises')
     assertProblem(await as(crawler.key, 'DELETE', '/v1/pages/1'), 403, 'crawler deletes')
-    assertProblem(await as(reader.key, 'PUT', '/v1/hosts/x.example', { maxCrawlsPerDay: 1, minDelaySeconds: 1 }), 403, 'reader sets hosts')
+    assertProblem(
+      await as(reader.key, 'PUT', '/v1/hosts/x.example', { maxCrawlsPerDay: 1, minDelaySeconds: 1 }),
+      403,
+      'reader sets hosts',
+    )
     assert.equal((await as(reader.key, 'GET', '/v1/settings')).statusCode, 200)
     assert.equal((await as(crawler.key, 'POST', '/v1/leases', { worker: 'w' })).statusCode, 200)
     assert.equal((await as(admin.key, 'GET', '/v1/pages')).statusCode, 200)

@@ -29,15 +29,24 @@ const report = async (t: TestApp, observations: Record<string, unknown>[]) => {
   assert.deepEqual(res.body.rejected, [])
   return res.body
 }
-const page = async (t: TestApp, url: string) => (await call(t, 'GET', `/v1/pages/by-url?url=${encodeURIComponent(url)}`)).body
-const lease = async (t: TestApp, body: Record<string, unknown> = {}) => (await call(t, 'POST', '/v1/leases', { worker: 'w', limit: 100, ...body })).body
+const page = async (t: TestApp, url: string) =>
+  (await call(t, 'GET', `/v1/pages/by-url?url=${encodeURIComponent(url)}`)).body
+const lease = async (t: TestApp, body: Record<string, unknown> = {}) =>
+  (await call(t, 'POST', '/v1/leases', { worker: 'w', limit: 100, ...body })).body
 
 test('a 301 with redirectTo registers the target with the importance of the source; the source is redirected and no longer leased', () =>
   withApp(async (t) => {
     await call(t, 'PUT', '/v1/pages', { pages: [{ url: 'https://old.example/a', importance: 7 }] })
     await report(t, [{ url: 'https://old.example/a', crawledAt: iso(T0), contentHash: 'x' }])
     t.clock.advanceMs(MS_PER_DAY)
-    await report(t, [{ url: 'https://old.example/a', crawledAt: iso(T0 + MS_PER_DAY), httpStatus: 301, redirectTo: 'https://new.example/a' }])
+    await report(t, [
+      {
+        url: 'https://old.example/a',
+        crawledAt: iso(T0 + MS_PER_DAY),
+        httpStatus: 301,
+        redirectTo: 'https://new.example/a',
+      },
+    ])
     const source = await page(t, 'https://old.example/a')
     assert.equal(source.status, 'redirected')
     assert.equal(source.redirectTo, 'https://new.example/a')
@@ -67,13 +76,25 @@ test('a gone page is out of the leases and the budget until it is due for its re
     assert.equal(run.pagesCrawled, 1, 'only the live page gets a rate')
     assert.equal((await page(t, 'https://dead.example/x')).crawlsPerDay, 0)
     t.clock.advanceMs(10 * MS_PER_DAY)
-    assert.deepEqual((await lease(t)).pages.map((p: { url: string }) => p.url), ['https://live.example/y'])
+    assert.deepEqual(
+      (await lease(t)).pages.map((p: { url: string }) => p.url),
+      ['https://live.example/y'],
+    )
     t.clock.advanceMs(30 * MS_PER_DAY)
-    assert.ok((await lease(t)).pages.some((p: { url: string }) => p.url === 'https://dead.example/x'), 'rechecked after goneRecheckDays')
-    await report(t, [{ url: 'https://dead.example/x', crawledAt: iso(t.clock.nowMs()), httpStatus: 200, contentHash: 'b' }])
+    assert.ok(
+      (await lease(t)).pages.some((p: { url: string }) => p.url === 'https://dead.example/x'),
+      'rechecked after goneRecheckDays',
+    )
+    await report(t, [
+      { url: 'https://dead.example/x', crawledAt: iso(t.clock.nowMs()), httpStatus: 200, contentHash: 'b' },
+    ])
     assert.equal((await page(t, 'https://dead.example/x')).status, 'active')
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
-    assert.match(metrics, /recrawl_crawls_by_page_status_total\{page_status="gone"\} 1\n/, 'the recheck is counted as a crawl of a gone page')
+    assert.match(
+      metrics,
+      /recrawl_crawls_by_page_status_total\{page_status="gone"\} 1\n/,
+      'the recheck is counted as a crawl of a gone page',
+    )
     assert.match(metrics, /recrawl_crawls_by_page_status_total\{page_status="active"\} 3\n/)
   }))
 
@@ -92,14 +113,30 @@ test('a host that answers 429 with Retry-After is paused and paced; normal answe
     assert.equal(first.pages.length, 1, 'one page of a paced host per pace')
     assert.equal((await lease(t)).pages.length, 0)
     // Normal answers shrink the delay until it ends; the host's pages are served together again.
-    const ok = urls.map((url, i) => ({ url, crawledAt: iso(t.clock.nowMs() - i * 1000), contentHash: 'v', httpStatus: 200 }))
+    const ok = urls.map((url, i) => ({
+      url,
+      crawledAt: iso(t.clock.nowMs() - i * 1000),
+      contentHash: 'v',
+      httpStatus: 200,
+    }))
     await report(t, ok)
-    const after = (await call(t, 'GET', '/v1/hosts')).body.hosts.find((h: { host: string }) => h.host === 'busy.example')
+    const after = (await call(t, 'GET', '/v1/hosts')).body.hosts.find(
+      (h: { host: string }) => h.host === 'busy.example',
+    )
     assert.equal(after.throttleDelaySeconds, null)
     assert.equal(after.paceSeconds, 0)
 
-    await report(t, [{ url: 'https://robots.example/a', crawledAt: iso(t.clock.nowMs()), contentHash: 'v', robotsCrawlDelaySeconds: 7 }])
-    const robots = (await call(t, 'GET', '/v1/hosts')).body.hosts.find((h: { host: string }) => h.host === 'robots.example')
+    await report(t, [
+      {
+        url: 'https://robots.example/a',
+        crawledAt: iso(t.clock.nowMs()),
+        contentHash: 'v',
+        robotsCrawlDelaySeconds: 7,
+      },
+    ])
+    const robots = (await call(t, 'GET', '/v1/hosts')).body.hosts.find(
+      (h: { host: string }) => h.host === 'robots.example',
+    )
     assert.equal(robots.crawlDelaySeconds, 7)
     assert.equal(robots.paceSeconds, 7)
   }))
@@ -107,7 +144,9 @@ test('a host that answers 429 with Retry-After is paused and paced; normal answe
 test('leases carry the validators of the latest successful fetch; a 304 reported in one line counts as unchanged', () =>
   withApp(async (t) => {
     const url = 'https://cond.example/p'
-    await report(t, [{ url, crawledAt: iso(T0), contentHash: 'h', etag: '"e1"', lastModified: iso(T0 - MS_PER_DAY), httpStatus: 200 }])
+    await report(t, [
+      { url, crawledAt: iso(T0), contentHash: 'h', etag: '"e1"', lastModified: iso(T0 - MS_PER_DAY), httpStatus: 200 },
+    ])
     t.clock.advanceMs(30 * MS_PER_DAY)
     const grant = await lease(t)
     assert.deepEqual(
@@ -125,7 +164,10 @@ test('leases carry the validators of the latest successful fetch; a 304 reported
 test('a lease is extended by a heartbeat, gives single pages back (retry, skip), and an expired lease cannot be extended', () =>
   withApp(async (t) => {
     const urls = ['https://hb.example/a', 'https://hb.example/b', 'https://hb.example/c']
-    await report(t, urls.map((url) => ({ url, crawledAt: iso(T0), contentHash: 'v' })))
+    await report(
+      t,
+      urls.map((url) => ({ url, crawledAt: iso(T0), contentHash: 'v' })),
+    )
     t.clock.advanceMs(30 * MS_PER_DAY)
     const grant = await lease(t, { leaseSeconds: 60 })
     assert.equal(grant.pages.length, 3)
@@ -147,9 +189,16 @@ test('a lease is extended by a heartbeat, gives single pages back (retry, skip),
     })
     assert.equal(released.status, 200, JSON.stringify(released.body))
     assert.equal(released.body.released, 2)
-    assert.deepEqual(released.body.notHeld.map((x: { index: number }) => x.index), [2])
+    assert.deepEqual(
+      released.body.notHeld.map((x: { index: number }) => x.index),
+      [2],
+    )
     const again = await lease(t)
-    assert.deepEqual(again.pages.map((p: { url: string }) => p.url), [a.url], 'retry: due again at once; skip: one period later')
+    assert.deepEqual(
+      again.pages.map((p: { url: string }) => p.url),
+      [a.url],
+      'retry: due again at once; skip: one period later',
+    )
     const skipped = await call(t, 'GET', `/v1/pages/${b.id}`)
     assert.ok(Date.parse(skipped.body.dueAt) > t.clock.nowMs() + MS_PER_DAY / 10)
 
@@ -163,7 +212,10 @@ test('leases never hand out more than the budget: the allowance starts at the re
   withApp(
     async (t) => {
       const urls = Array.from({ length: 40 }, (_, i) => `https://budget.example/${i}`)
-      await report(t, urls.map((url) => ({ url, crawledAt: iso(T0 - 30 * MS_PER_DAY), contentHash: 'v' })))
+      await report(
+        t,
+        urls.map((url) => ({ url, crawledAt: iso(T0 - 30 * MS_PER_DAY), contentHash: 'v' })),
+      )
       // 48 crawls a day, at most 2 hours of it at once: a new allowance holds the reserve (one crawl), then 2 per hour.
       assert.equal((await lease(t)).pages.length, 1)
       assert.equal((await lease(t)).pages.length, 0)

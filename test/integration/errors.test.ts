@@ -60,7 +60,13 @@ describe('error classes', () => {
   it('a body over the byte limit is 413 and an unknown route 404, both as problem+json', async () => {
     const t = await startTestApp({ bodyLimitBytes: 2048 })
     try {
-      const big = { observations: Array.from({ length: 50 }, (_, i) => ({ url: `https://x.example/${i}`, crawledAt: '2026-11-21T00:00:00Z', changed: true })) }
+      const big = {
+        observations: Array.from({ length: 50 }, (_, i) => ({
+          url: `https://x.example/${i}`,
+          crawledAt: '2026-11-21T00:00:00Z',
+          changed: true,
+        })),
+      }
       const res = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: big })
       assert.equal(res.statusCode, 413)
       assert.match(String(res.headers['content-type']), /problem\+json/)
@@ -75,7 +81,10 @@ describe('error classes', () => {
   })
 })
 
-const assertProblem = (res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number) => {
+const assertProblem = (
+  res: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
+  status: number,
+) => {
   assert.equal(res.statusCode, status)
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
   const body = res.json() as { status: number; type: string; title: string; detail: string }
@@ -96,12 +105,24 @@ describe('Fastify- and Node-level errors are problem+json', () => {
       const put = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: 10 } })
       assert.equal(put.statusCode, 200, put.body)
       assert.equal(put.json().host, host)
-      const listed = (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json().hosts.map((h: { host: string }) => h.host)
+      const listed = (await t.app.inject({ method: 'GET', url: '/v1/hosts' }))
+        .json()
+        .hosts.map((h: { host: string }) => h.host)
       assert.ok(listed.includes(host))
-      assertProblem(await t.app.inject({ method: 'PUT', url: `/v1/hosts/${'x'.repeat(5000)}.example`, payload: { maxCrawlsPerDay: 10 } }), 414)
+      assertProblem(
+        await t.app.inject({
+          method: 'PUT',
+          url: `/v1/hosts/${'x'.repeat(5000)}.example`,
+          payload: { maxCrawlsPerDay: 10 },
+        }),
+        414,
+      )
       assertProblem(await t.app.inject({ method: 'GET', url: `/v1/pages/${'9'.repeat(5000)}` }), 414)
       // Nothing was stored by the refused requests.
-      assert.deepEqual((await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json().hosts.map((h: { host: string }) => h.host), [host])
+      assert.deepEqual(
+        (await t.app.inject({ method: 'GET', url: '/v1/hosts' })).json().hosts.map((h: { host: string }) => h.host),
+        [host],
+      )
     } finally {
       await t.close()
     }

@@ -21,7 +21,12 @@ function simulatedHistory(url: string, changesPerDay: number, crawlsPerDay: numb
       lastChangeMs = nextChangeMs
       nextChangeMs += random.exponential(changesPerDay) * MS_PER_DAY
     }
-    items.push({ url, crawledAt: iso(atMs), ...(k > 0 ? { changed } : {}), lastModified: iso(Math.floor(lastChangeMs / 1000) * 1000) })
+    items.push({
+      url,
+      crawledAt: iso(atMs),
+      ...(k > 0 ? { changed } : {}),
+      lastModified: iso(Math.floor(lastChangeMs / 1000) * 1000),
+    })
   }
   return items
 }
@@ -45,7 +50,10 @@ describe('GET /v1/pages/{id}/estimates', () => {
     }
     const exact = byName.get('mleExact') as { changesPerDay: number; ci95: [number, number] }
     const online = byName.get('mle') as { changesPerDay: number }
-    assert.ok(Math.abs(online.changesPerDay - exact.changesPerDay) <= 0.005 * exact.changesPerDay, 'online MLE within 0.5 % of the exact one')
+    assert.ok(
+      Math.abs(online.changesPerDay - exact.changesPerDay) <= 0.005 * exact.changesPerDay,
+      'online MLE within 0.5 % of the exact one',
+    )
     assert.ok(exact.ci95[0] < exact.changesPerDay && exact.changesPerDay < exact.ci95[1])
     assert.ok(exact.ci95[0] < 0.5 && 0.5 < exact.ci95[1], `true rate 0.5 inside ${exact.ci95}`)
     const probability = body.changeClasses.reduce((s: number, c: { probability: number }) => s + c.probability, 0)
@@ -54,18 +62,31 @@ describe('GET /v1/pages/{id}/estimates', () => {
     assert.equal(dist.method, 'M2')
     assert.ok(dist.ageCdf.length > 3)
     assert.ok(dist.intervalCdf.length > 0, 'F_U is identified from Last-Modified ages')
-    assert.ok(dist.intervalCdf.every((p: { cdf: number }, i: number, all: { cdf: number }[]) => i === 0 || p.cdf >= all[i - 1]!.cdf))
+    assert.ok(
+      dist.intervalCdf.every(
+        (p: { cdf: number }, i: number, all: { cdf: number }[]) => i === 0 || p.cdf >= all[i - 1]!.cdf,
+      ),
+    )
     assert.ok(Math.abs(dist.meanUpdateIntervalDays - 2) < 0.6, `1/μ ${dist.meanUpdateIntervalDays} for a true 2 days`)
     assert.notEqual(dist.poissonFit.verdict, 'not-poisson', dist.poissonFit.note)
-    assert.ok(dist.poissonFit.pValue > dist.poissonFit.level && dist.poissonFit.distance < dist.poissonFit.distanceBand95 * 1.5)
-    assert.deepEqual(dist.comparisons.map((c: { method: string }) => c.method), ['M1'])
+    assert.ok(
+      dist.poissonFit.pValue > dist.poissonFit.level && dist.poissonFit.distance < dist.poissonFit.distanceBand95 * 1.5,
+    )
+    assert.deepEqual(
+      dist.comparisons.map((c: { method: string }) => c.method),
+      ['M1'],
+    )
     const local = body.localRate
     assert.ok(local.changesPerDay > 0)
-    assert.deepEqual(local.estimators.map((e: { name: string }) => e.name), ['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative'])
+    assert.deepEqual(
+      local.estimators.map((e: { name: string }) => e.name),
+      ['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative'],
+    )
     assert.ok(local.windows.length >= 1)
     const windows = local.windows as { from: string; to: string; points: number }[]
     assert.equal(windows[windows.length - 1]!.from, local.windowStart, 'the last window is the current one')
-    for (let i = 1; i < windows.length; i++) assert.equal(windows[i]!.from, windows[i - 1]!.to, 'windows are contiguous')
+    for (let i = 1; i < windows.length; i++)
+      assert.equal(windows[i]!.from, windows[i - 1]!.to, 'windows are contiguous')
   })
 
   it('periodic crawls of a Poisson page without Last-Modified (μΔ = 2): M4, rate not identified, not labelled non-Poisson', async (ctx) => {
@@ -84,9 +105,14 @@ describe('GET /v1/pages/{id}/estimates', () => {
       }
       items.push({ url, crawledAt: iso(atMs), ...(k > 0 ? { changed } : {}) })
     }
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })).json().accepted, 150)
+    assert.equal(
+      (await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })).json()
+        .accepted,
+      150,
+    )
     const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${url}` })).json()
-    const dist = (await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/estimates` })).json().updateDistribution
+    const dist = (await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/estimates` })).json()
+      .updateDistribution
     assert.equal(dist.method, 'M4')
     assert.equal(dist.latticeDays, 2)
     assert.equal(dist.meanUpdateIntervalDays, null)
@@ -94,12 +120,19 @@ describe('GET /v1/pages/{id}/estimates', () => {
     assert.ok(dist.meanUpdateIntervalBoundDays >= 1, `bound ${dist.meanUpdateIntervalBoundDays} ≥ the true 1 day`)
     assert.notEqual(dist.poissonFit.verdict, 'not-poisson', dist.poissonFit.note)
     assert.ok(Math.abs(dist.poissonFit.changesPerDay - 1) < 0.35, `Poisson rate ${dist.poissonFit.changesPerDay}`)
-    assert.deepEqual(dist.comparisons.map((c: { method: string }) => c.method), ['M3', 'M5'])
+    assert.deepEqual(
+      dist.comparisons.map((c: { method: string }) => c.method),
+      ['M3', 'M5'],
+    )
   })
 
   it('a page with no history has only empty estimates', async (ctx) => {
     const t = await testAppFor(ctx)
-    const put = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://est.example/new' }] } })
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/pages',
+      payload: { pages: [{ url: 'https://est.example/new' }] },
+    })
     assert.equal(put.statusCode, 200)
     const page = (await t.app.inject({ method: 'GET', url: '/v1/pages/by-url?url=https://est.example/new' })).json()
     const body = (await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/estimates` })).json()

@@ -23,7 +23,11 @@ const START_MS = Date.UTC(2026, 0, 5)
 function poissonChanges(seed: number, changesPerDay: number, days: number): number[] {
   const random = createRandom(seed)
   const times: number[] = []
-  for (let t = START_MS + random.exponential(changesPerDay) * MS_PER_DAY; t <= START_MS + days * MS_PER_DAY; t += random.exponential(changesPerDay) * MS_PER_DAY) {
+  for (
+    let t = START_MS + random.exponential(changesPerDay) * MS_PER_DAY;
+    t <= START_MS + days * MS_PER_DAY;
+    t += random.exponential(changesPerDay) * MS_PER_DAY
+  ) {
     times.push(Math.round(t))
   }
   return times
@@ -60,7 +64,12 @@ interface TrackedPage {
 }
 
 /** Importance-weighted freshness of the pages crawled at the given times. */
-function weightedFreshness(pages: readonly TrackedPage[], crawlsOf: (p: TrackedPage) => number[], fromMs: number, toMs: number): number {
+function weightedFreshness(
+  pages: readonly TrackedPage[],
+  crawlsOf: (p: TrackedPage) => number[],
+  fromMs: number,
+  toMs: number,
+): number {
   const total = pages.reduce((s, p) => s + p.importance, 0)
   return pages.reduce((s, p) => s + p.importance * freshness(p.changes, crawlsOf(p), fromMs, toMs), 0) / total
 }
@@ -120,7 +129,9 @@ describe('the example crawler (examples/crawler)', () => {
           const lastChangeMs = version === 0 ? START_MS : page.changes[version - 1]!
           const since = Date.parse(String(req.headers['if-modified-since'] ?? ''))
           if (Math.floor(lastChangeMs / 1000) <= Math.floor(since / 1000)) return void notModified(res)
-          return html(res, 200, chrome(`<h1>${path}</h1><p>version ${version} &amp; more</p>`), { 'last-modified': new Date(lastChangeMs).toUTCString() })
+          return html(res, 200, chrome(`<h1>${path}</h1><p>version ${version} &amp; more</p>`), {
+            'last-modified': new Date(lastChangeMs).toUTCString(),
+          })
         }
         if (path === '/dying') {
           const day = (now - START_MS) / MS_PER_DAY
@@ -147,12 +158,29 @@ describe('the example crawler (examples/crawler)', () => {
         if (!page) return html(res, 404, 'no such page')
         const etag = `"b${versionAt(page.changes, now)}"`
         if (req.headers['if-none-match'] === etag) return void notModified(res)
-        return html(res, 200, `<html><body><main>${path} version ${versionAt(page.changes, now)}</main></body></html>`, { etag })
+        return html(
+          res,
+          200,
+          `<html><body><main>${path} version ${versionAt(page.changes, now)}</main></body></html>`,
+          { etag },
+        )
       })
 
-      const fast = [0, 1, 2].map((i) => ({ url: `${hostA.origin}/fast/${i}`, importance: 2, changes: poissonChanges(100 + i, 6, HORIZON_DAYS) }))
-      const slow = [0, 1, 2].map((i) => ({ url: `${hostA.origin}/slow/${i}`, importance: 1, changes: poissonChanges(200 + i, 0.1, HORIZON_DAYS) }))
-      const throttled = [0, 1, 2].map((i) => ({ url: `${hostB.origin}/b/${i}`, importance: 1, changes: poissonChanges(300 + i, 1, HORIZON_DAYS) }))
+      const fast = [0, 1, 2].map((i) => ({
+        url: `${hostA.origin}/fast/${i}`,
+        importance: 2,
+        changes: poissonChanges(100 + i, 6, HORIZON_DAYS),
+      }))
+      const slow = [0, 1, 2].map((i) => ({
+        url: `${hostA.origin}/slow/${i}`,
+        importance: 1,
+        changes: poissonChanges(200 + i, 0.1, HORIZON_DAYS),
+      }))
+      const throttled = [0, 1, 2].map((i) => ({
+        url: `${hostB.origin}/b/${i}`,
+        importance: 1,
+        changes: poissonChanges(300 + i, 1, HORIZON_DAYS),
+      }))
       for (const p of [...fast, ...slow, ...throttled]) tracked.set(p.url, p)
       const special = (path: string) => `${hostA.origin}${path}`
 
@@ -164,12 +192,24 @@ describe('the example crawler (examples/crawler)', () => {
       }
       await setClock(START_MS)
       // A budget the pages compete for; the hand-out allowance holds a week of it, so leases follow the due times.
-      await ok(api.PATCH('/v1/settings', { body: { budgetCrawlsPerDay: 24, handOutBurstHours: 168, reoptimizeSeconds: 86_400 } }))
+      await ok(
+        api.PATCH('/v1/settings', {
+          body: { budgetCrawlsPerDay: 24, handOutBurstHours: 168, reoptimizeSeconds: 86_400 },
+        }),
+      )
       const registered = [...fast, ...slow, ...throttled].map(({ url, importance }) => ({ url, importance }))
       registered.push({ url: special('/dying'), importance: 2 }, { url: special('/moved'), importance: 1 })
       await ok(api.PUT('/v1/pages', { body: { pages: [...registered, noisyPage] } }))
 
-      const crawler = new Crawler({ ...DEFAULT_CRAWLER_OPTIONS, api, worker: 'test-crawler', concurrency: 4, hostDelayMs: 0, leaseSeconds: 3600, now: () => sim.nowMs })
+      const crawler = new Crawler({
+        ...DEFAULT_CRAWLER_OPTIONS,
+        api,
+        worker: 'test-crawler',
+        concurrency: 4,
+        hostDelayMs: 0,
+        leaseSeconds: 3600,
+        now: () => sim.nowMs,
+      })
       // Simulated time moves to the next due page, so every crawl happens when the service asked for it.
       let throttleSeen = 0
       let nextOptimizeMs = START_MS
@@ -182,7 +222,10 @@ describe('the example crawler (examples/crawler)', () => {
         const round = await crawler.runOnce()
         if (round.statuses['429'] && throttleSeen === 0) {
           const hosts = await ok(api.GET('/v1/hosts'))
-          throttleSeen = Math.max(throttleSeen, hosts.hosts.find((h) => h.host === hostB.host)?.throttleDelaySeconds ?? 0)
+          throttleSeen = Math.max(
+            throttleSeen,
+            hosts.hosts.find((h) => h.host === hostB.host)?.throttleDelaySeconds ?? 0,
+          )
         }
         if (round.leased > 0) stalled = 0
         // Then to the next due time. Pages due already but held back (a paused or paced host) are tried again
@@ -191,7 +234,9 @@ describe('the example crawler (examples/crawler)', () => {
         const dues = schedule.items.map((i) => Date.parse(i.dueAt))
         if (round.leased > 0 && dues.some((d) => d <= sim.nowMs)) continue
         const future = Math.min(...dues.filter((d) => d > sim.nowMs), END_MS, nextOptimizeMs)
-        const waitMs = dues.some((d) => d <= sim.nowMs) ? Math.min(MINUTE_MS * 2 ** stalled++, HOUR_MS) : Number.POSITIVE_INFINITY
+        const waitMs = dues.some((d) => d <= sim.nowMs)
+          ? Math.min(MINUTE_MS * 2 ** stalled++, HOUR_MS)
+          : Number.POSITIVE_INFINITY
         await setClock(Math.min(future, sim.nowMs + waitMs))
       }
       await ok(api.POST('/v1/optimize'))
@@ -203,7 +248,9 @@ describe('the example crawler (examples/crawler)', () => {
       assert.equal(dying.crawlsPerDay, 0)
       const dyingRequests = site.requestsFor(special('/dying'))
       let notFoundInARow = 0
-      const goneAt = dyingRequests.findIndex((r) => (r.status === 404 ? ++notFoundInARow >= 3 : ((notFoundInARow = 0), r.status === 410)))
+      const goneAt = dyingRequests.findIndex((r) =>
+        r.status === 404 ? ++notFoundInARow >= 3 : ((notFoundInARow = 0), r.status === 410),
+      )
       assert.ok(goneAt >= 0, JSON.stringify(dyingRequests))
       assert.equal(dyingRequests.length, goneAt + 1, 'no fetch after the page was gone')
 
@@ -222,8 +269,14 @@ describe('the example crawler (examples/crawler)', () => {
       const refusals = hostBRequests.filter((r) => r.status === 429)
       assert.ok(refusals.length > 0)
       for (const refusal of refusals) {
-        const during = hostBRequests.filter((r) => r.atMs > refusal.atMs && r.atMs < refusal.atMs + RETRY_AFTER_SECONDS * 1000)
-        assert.deepEqual(during, [], `request to host B during the Retry-After of ${new Date(refusal.atMs).toISOString()}`)
+        const during = hostBRequests.filter(
+          (r) => r.atMs > refusal.atMs && r.atMs < refusal.atMs + RETRY_AFTER_SECONDS * 1000,
+        )
+        assert.deepEqual(
+          during,
+          [],
+          `request to host B during the Retry-After of ${new Date(refusal.atMs).toISOString()}`,
+        )
       }
 
       // The noisy page is flagged; pages with random tokens only outside their main content are not.
@@ -241,7 +294,10 @@ describe('the example crawler (examples/crawler)', () => {
       const pages = [...fast, ...slow]
       const service = weightedFreshness(pages, crawlsOf, fromMs, END_MS)
       const uniform = uniformFreshness(pages, fastCrawls + slowCrawls, fromMs, END_MS)
-      assert.ok(service > uniform, `service freshness ${service.toFixed(3)} vs uniform ${uniform.toFixed(3)} with ${fastCrawls + slowCrawls} crawls`)
+      assert.ok(
+        service > uniform,
+        `service freshness ${service.toFixed(3)} vs uniform ${uniform.toFixed(3)} with ${fastCrawls + slowCrawls} crawls`,
+      )
 
       // Nothing is left leased, and conditional requests were answered 304 and reported as such.
       assert.equal(crawler.totals.released + crawler.totals.reported, crawler.totals.leased)
@@ -264,18 +320,41 @@ describe('the example crawler (examples/crawler)', () => {
     let child: ReturnType<typeof spawn> | null = null
     try {
       const baseUrl = await listenOnLoopback(t.app)
-      const admin = createRecrawlClient({ baseUrl, apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'ops', role: 'admin' })).key })
+      const admin = createRecrawlClient({
+        baseUrl,
+        apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'ops', role: 'admin' })).key,
+      })
       const crawlerKey = (await createApiKey({ pool: t.db.pool }, { name: 'fleet', role: 'crawler' })).key
       const urls = ['/quick', '/hang/1', '/hang/2'].map((p) => `${host.origin}${p}`)
       await ok(admin.PUT('/v1/pages', { body: { pages: urls.map((url, i) => ({ url, importance: 3 - i })) } }))
 
-      const args = ['--url', baseUrl, '--key', crawlerKey, '--lease-seconds', '30', '--heartbeat-seconds', '0.2', '--host-delay-ms', '0', '--poll-seconds', '1']
-      child = spawn(process.execPath, ['--import', 'tsx', 'examples/crawler/crawler.ts', ...args], { cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+      const args = [
+        '--url',
+        baseUrl,
+        '--key',
+        crawlerKey,
+        '--lease-seconds',
+        '30',
+        '--heartbeat-seconds',
+        '0.2',
+        '--host-delay-ms',
+        '0',
+        '--poll-seconds',
+        '1',
+      ]
+      child = spawn(process.execPath, ['--import', 'tsx', 'examples/crawler/crawler.ts', ...args], {
+        cwd: REPO_DIR,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       let stderr = ''
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)))
 
-      await waitFor(() => site.requestsFor(urls[1]!).length > 0, 30_000, () => `the crawler never fetched ${urls[1]}: ${stderr}`)
+      await waitFor(
+        () => site.requestsFor(urls[1]!).length > 0,
+        30_000,
+        () => `the crawler never fetched ${urls[1]}: ${stderr}`,
+      )
       const pageOf = (url: string) => ok(admin.GET('/v1/pages/by-url', { params: { query: { url } } }))
       const leased = await pageOf(urls[1]!)
       assert.ok(leased.lease, 'the hanging page is leased')
@@ -313,7 +392,11 @@ function notModified(res: ServerResponse): void {
   res.end()
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, message: () => string): Promise<void> {
+async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  message: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
     if (Date.now() > deadline) assert.fail(message())
@@ -322,5 +405,8 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: n
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())])
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ])
 }

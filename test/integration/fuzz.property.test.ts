@@ -40,24 +40,51 @@ function runsFor(route: RouteOperation): number {
 
 /** Pages, crawls, host limits, an optimiser run and a lease: state for every route to work on. */
 async function seedFixtures(t: TestApp): Promise<FuzzDictionary> {
-  const urls = ['https://a.example/1', 'https://a.example/2', 'https://a.example/3?b=2&a=1', 'https://b.example:8443/x', 'https://c.example/p']
+  const urls = [
+    'https://a.example/1',
+    'https://a.example/2',
+    'https://a.example/3?b=2&a=1',
+    'https://b.example:8443/x',
+    'https://c.example/p',
+  ]
   const put = await t.app.inject({
     method: 'PUT',
     url: '/v1/pages',
-    payload: { pages: urls.map((url, i) => ({ url, importance: 1 + i, ...(i === 2 ? { minCrawlsPerDay: 0.5, maxCrawlsPerDay: 10 } : {}) })) },
+    payload: {
+      pages: urls.map((url, i) => ({
+        url,
+        importance: 1 + i,
+        ...(i === 2 ? { minCrawlsPerDay: 0.5, maxCrawlsPerDay: 10 } : {}),
+      })),
+    },
   })
   assert.equal(put.statusCode, 200, put.body)
   const observations = [3, 2, 1].flatMap((days, k) => [
-    { url: urls[0], crawledAt: iso(T0 - days * MS_PER_DAY), contentHash: `h${k % 2}`, httpStatus: 200, etag: `"e${k}"`, lastModified: iso(T0 - 4 * MS_PER_DAY) },
+    {
+      url: urls[0],
+      crawledAt: iso(T0 - days * MS_PER_DAY),
+      contentHash: `h${k % 2}`,
+      httpStatus: 200,
+      etag: `"e${k}"`,
+      lastModified: iso(T0 - 4 * MS_PER_DAY),
+    },
     { url: urls[1], crawledAt: iso(T0 - days * MS_PER_DAY), changed: k > 0 },
   ])
   const obs = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
   assert.equal(obs.statusCode, 200, obs.body)
-  const host = await t.app.inject({ method: 'PUT', url: '/v1/hosts/c.example', payload: { maxCrawlsPerDay: 100, minDelaySeconds: 1 } })
+  const host = await t.app.inject({
+    method: 'PUT',
+    url: '/v1/hosts/c.example',
+    payload: { maxCrawlsPerDay: 100, minDelaySeconds: 1 },
+  })
   assert.equal(host.statusCode, 200, host.body)
   const optimize = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
   assert.equal(optimize.statusCode, 200, optimize.body)
-  const lease = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w1', limit: 2, hosts: ['a.example'] } })
+  const lease = await t.app.inject({
+    method: 'POST',
+    url: '/v1/leases',
+    payload: { worker: 'w1', limit: 2, hosts: ['a.example'] },
+  })
   assert.equal(lease.statusCode, 200, lease.body)
   const pages = (await t.app.inject({ method: 'GET', url: '/v1/pages' })).json().pages as { id: string }[]
   return {
@@ -124,7 +151,12 @@ describe('fuzzed requests to every route', () => {
                 if (views === null) {
                   views = await stateSnapshot(t.app)
                   digest = await databaseDigest(t.db.pool)
-                } else assert.deepEqual(await stateSnapshot(t.app), views, `a ${res.statusCode} changed what clients see: ${what}`)
+                } else
+                  assert.deepEqual(
+                    await stateSnapshot(t.app),
+                    views,
+                    `a ${res.statusCode} changed what clients see: ${what}`,
+                  )
               }
             } else if (request.method !== 'GET' && request.method !== 'HEAD') {
               // An accepted write may change what is stored, and this replica's counters shown in /v1/stats.

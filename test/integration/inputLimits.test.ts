@@ -16,26 +16,39 @@ import { parseRaw, rawExchange } from '../helpers/rawHttp.ts'
 
 type Res = { statusCode: number; headers: Record<string, unknown>; body: string; json(): unknown }
 
-function assertProblem(res: Res, status: number, path?: string): { detail: string; errors?: { path: string; message: string }[] } {
+function assertProblem(
+  res: Res,
+  status: number,
+  path?: string,
+): { detail: string; errors?: { path: string; message: string }[] } {
   assert.equal(res.statusCode, status, res.body)
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
   const body = res.json() as { status: number; detail: string; errors?: { path: string; message: string }[] }
   assert.equal(body.status, status)
-  if (path !== undefined) assert.ok(body.errors?.some((e) => e.path === path), `${path} in ${res.body}`)
+  if (path !== undefined)
+    assert.ok(
+      body.errors?.some((e) => e.path === path),
+      `${path} in ${res.body}`,
+    )
   return body
 }
 
 /** What clients can see of the service's state. */
 async function visibleState(t: TestApp) {
   const out: unknown[] = []
-  for (const url of ['/v1/pages?limit=1000', '/v1/settings', '/v1/hosts']) out.push((await t.app.inject({ method: 'GET', url })).json())
+  for (const url of ['/v1/pages?limit=1000', '/v1/settings', '/v1/hosts'])
+    out.push((await t.app.inject({ method: 'GET', url })).json())
   return out
 }
 
-const post = (t: TestApp, observations: unknown[]) => t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
+const post = (t: TestApp, observations: unknown[]) =>
+  t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
 const patch = (t: TestApp, payload: object) => t.app.inject({ method: 'PATCH', url: '/v1/settings', payload })
 
-async function withApp(fn: (t: TestApp) => Promise<void>, overrides: Parameters<typeof startTestApp>[0] = {}): Promise<void> {
+async function withApp(
+  fn: (t: TestApp) => Promise<void>,
+  overrides: Parameters<typeof startTestApp>[0] = {},
+): Promise<void> {
   const t = await startTestApp({ statsCacheMs: 0, ...overrides })
   try {
     await fn(t)
@@ -49,12 +62,22 @@ describe('timestamps outside 1970..9999', () => {
     await withApp(async (t) => {
       const good = { url: 'https://a.example/', crawledAt: iso(T0 - MS_PER_DAY), contentHash: 'h' }
       const res = await post(t, [
-        { url: 'https://a.example/', crawledAt: iso(T0 - 2 * MS_PER_DAY), contentHash: 'h', lastModified: '0000-01-01T00:00:00Z' },
+        {
+          url: 'https://a.example/',
+          crawledAt: iso(T0 - 2 * MS_PER_DAY),
+          contentHash: 'h',
+          lastModified: '0000-01-01T00:00:00Z',
+        },
         { url: 'https://b.example/', crawledAt: '1000-01-01T00:00:00Z', contentHash: 'h' },
         { url: 'https://b.example/', crawledAt: '1969-12-31T23:59:59.999Z', contentHash: 'h' },
         { url: 'https://b.example/', crawledAt: '1970-01-01T00:30:00+01:00', contentHash: 'h' },
         good,
-        { url: 'https://c.example/', crawledAt: '1970-01-01T00:00:00Z', contentHash: 'h', lastModified: '9999-12-31T23:59:59.999Z' },
+        {
+          url: 'https://c.example/',
+          crawledAt: '1970-01-01T00:00:00Z',
+          contentHash: 'h',
+          lastModified: '9999-12-31T23:59:59.999Z',
+        },
       ])
       assert.equal(res.statusCode, 200, res.body)
       const receipt = res.json() as { accepted: number; rejected: { index: number; reason: string }[] }
@@ -62,10 +85,16 @@ describe('timestamps outside 1970..9999', () => {
         receipt.rejected.map((r) => r.index),
         [0, 1, 2, 3],
       )
-      assert.match(receipt.rejected[0]!.reason, /^lastModified is outside 1970-01-01T00:00:00Z \.\. 9999-12-31T23:59:59\.999Z/)
+      assert.match(
+        receipt.rejected[0]!.reason,
+        /^lastModified is outside 1970-01-01T00:00:00Z \.\. 9999-12-31T23:59:59\.999Z/,
+      )
       for (const r of receipt.rejected.slice(1)) assert.match(r.reason, /^crawledAt is outside 1970/)
       assert.equal(receipt.accepted, 2)
-      const pages = (await t.app.inject({ method: 'GET', url: '/v1/pages' })).json().pages as { url: string; crawls: number }[]
+      const pages = (await t.app.inject({ method: 'GET', url: '/v1/pages' })).json().pages as {
+        url: string
+        crawls: number
+      }[]
       assert.deepEqual(
         pages.map((p) => [p.url, p.crawls]),
         [
@@ -108,7 +137,13 @@ describe('NUL characters and lone surrogates', () => {
         { url: 'https://a.example/', crawledAt: at, contentHash: 'h', etag: '"e\u0000"' },
         { url: 'https://a.example/\u0000x', crawledAt: at, contentHash: 'h' },
         { url: 'https://a.example/', crawledAt: at, contentHash: '\ud800' },
-        { url: 'https://a.example/', crawledAt: at, contentHash: 'h', httpStatus: 301, redirectTo: 'https://b.example/\u0000' },
+        {
+          url: 'https://a.example/',
+          crawledAt: at,
+          contentHash: 'h',
+          httpStatus: 301,
+          redirectTo: 'https://b.example/\u0000',
+        },
         { url: 'https://a.example/', crawledAt: at, contentHash: 'h', leaseId: '\u0000' },
         { url: 'https://a.example/%00', crawledAt: at, contentHash: 'h😀' },
       ])
@@ -127,25 +162,53 @@ describe('NUL characters and lone surrogates', () => {
       )
       // An escaped NUL in a URL is a URL like any other; a character outside the BMP is well-formed.
       assert.equal(receipt.accepted, 1)
-      const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent('https://a.example/%00')}` })).json()
+      const page = (
+        await t.app.inject({
+          method: 'GET',
+          url: `/v1/pages/by-url?url=${encodeURIComponent('https://a.example/%00')}`,
+        })
+      ).json()
       assert.equal(page.crawls, 1)
     })
   })
 
   it('are 400 naming the field everywhere else (lease worker and hosts, page URLs, settings, host and page paths, query strings), and change nothing', async () => {
     await withApp(async (t) => {
-      assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://a.example/' }] } })).statusCode, 200)
+      assert.equal(
+        (await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://a.example/' }] } }))
+          .statusCode,
+        200,
+      )
       const before = await visibleState(t)
       const cases: [InjectOptions, string][] = [
         [{ method: 'POST', url: '/v1/leases', payload: { worker: 'a\u0000b' } }, '/body/worker'],
-        [{ method: 'POST', url: '/v1/leases', payload: { worker: 'w', hosts: ['a.example', 'a\u0000b'] } }, '/body/hosts/1'],
-        [{ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://b.example/' }, { url: 'https://b.example/\u0000' }] } }, '/body/pages/1/url'],
-        [{ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://b.example/\udc00' }] } }, '/body/pages/0/url'],
-        [{ method: 'PATCH', url: '/v1/settings', payload: { urls: { dropQueryParameters: ['ref\u0000'] } } }, '/body/urls/dropQueryParameters/0'],
+        [
+          { method: 'POST', url: '/v1/leases', payload: { worker: 'w', hosts: ['a.example', 'a\u0000b'] } },
+          '/body/hosts/1',
+        ],
+        [
+          {
+            method: 'PUT',
+            url: '/v1/pages',
+            payload: { pages: [{ url: 'https://b.example/' }, { url: 'https://b.example/\u0000' }] },
+          },
+          '/body/pages/1/url',
+        ],
+        [
+          { method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://b.example/\udc00' }] } },
+          '/body/pages/0/url',
+        ],
+        [
+          { method: 'PATCH', url: '/v1/settings', payload: { urls: { dropQueryParameters: ['ref\u0000'] } } },
+          '/body/urls/dropQueryParameters/0',
+        ],
         [{ method: 'PUT', url: '/v1/hosts/a%00b.example', payload: { maxCrawlsPerDay: 1 } }, '/params/host'],
         [{ method: 'DELETE', url: '/v1/pages/1%00' }, '/params/id'],
         [{ method: 'GET', url: '/v1/pages?host=a.example%00' }, '/querystring/host'],
-        [{ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent('https://a.example/\u0000')}` }, '/querystring/url'],
+        [
+          { method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent('https://a.example/\u0000')}` },
+          '/querystring/url',
+        ],
       ]
       for (const [request, path] of cases) {
         const body = assertProblem(await t.app.inject(request), 400, path)
@@ -159,7 +222,11 @@ describe('NUL characters and lone surrogates', () => {
 describe('numbers at and past their bounds', () => {
   it('settings refuse values that would break other routes, naming the field; the bounds themselves are accepted', async () => {
     await withApp(async (t) => {
-      await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] } })
+      await t.app.inject({
+        method: 'PUT',
+        url: '/v1/pages',
+        payload: { pages: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] },
+      })
       await post(t, [
         { url: 'https://a.example/1', crawledAt: iso(T0 - 2 * MS_PER_DAY), contentHash: 'x' },
         { url: 'https://a.example/1', crawledAt: iso(T0 - MS_PER_DAY), contentHash: 'y' },
@@ -181,23 +248,47 @@ describe('numbers at and past their bounds', () => {
       }
       assert.deepEqual(await visibleState(t), before)
       for (const payload of [
-        { budgetCrawlsPerDay: 1e9, defaultChangesPerDay: 1e9, maxChangesPerDay: 1e9, minCrawlsPerDay: 0, maxCrawlsPerDay: 1e9 },
-        { budgetCrawlsPerDay: 1e-9, defaultChangesPerDay: 1e-9, minChangesPerDay: 0, maxChangesPerDay: 1e-9, maxCrawlsPerDay: 1e-9, minCrawlsPerDay: 1e-9 },
+        {
+          budgetCrawlsPerDay: 1e9,
+          defaultChangesPerDay: 1e9,
+          maxChangesPerDay: 1e9,
+          minCrawlsPerDay: 0,
+          maxCrawlsPerDay: 1e9,
+        },
+        {
+          budgetCrawlsPerDay: 1e-9,
+          defaultChangesPerDay: 1e-9,
+          minChangesPerDay: 0,
+          maxChangesPerDay: 1e-9,
+          maxCrawlsPerDay: 1e-9,
+          minCrawlsPerDay: 1e-9,
+        },
         { lln: { alpha: 0.999999 }, estimator: 'lln' as const },
         { lln: { alpha: 1e-12 }, estimator: 'lln' as const },
       ]) {
         const res = await patch(t, payload)
         assert.equal(res.statusCode, 200, res.body)
-        for (const url of ['/v1/stats', '/v1/pages']) assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 200, `${url} after ${JSON.stringify(payload)}`)
+        for (const url of ['/v1/stats', '/v1/pages'])
+          assert.equal(
+            (await t.app.inject({ method: 'GET', url })).statusCode,
+            200,
+            `${url} after ${JSON.stringify(payload)}`,
+          )
         const optimized = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
-        assert.ok(optimized.statusCode === 200 || optimized.statusCode === 422, `optimize after ${JSON.stringify(payload)}: ${optimized.body}`)
+        assert.ok(
+          optimized.statusCode === 200 || optimized.statusCode === 422,
+          `optimize after ${JSON.stringify(payload)}: ${optimized.body}`,
+        )
         if (payload.maxCrawlsPerDay === 1e-9) {
           // One crawl in 2.7 million years: the next crawl is shown (and stored) as the last instant of 9999.
           const crawled = (await t.app.inject({ method: 'GET', url: '/v1/pages/1' })).json()
           assert.equal(crawled.crawlsPerDay, 1e-9)
           assert.equal(crawled.nextCrawlAt, '9999-12-31T23:59:59.999Z')
         }
-        assert.equal((await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode, 200)
+        assert.equal(
+          (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode,
+          200,
+        )
       }
     })
   })
@@ -210,7 +301,15 @@ describe('numbers at and past their bounds', () => {
         [{ minCrawlsPerDay: 1e-12 }, '/body/pages/0/minCrawlsPerDay'],
         [{ maxCrawlsPerDay: 1e308 }, '/body/pages/0/maxCrawlsPerDay'],
       ] as const) {
-        assertProblem(await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://a.example/', ...page }] } }), 400, path)
+        assertProblem(
+          await t.app.inject({
+            method: 'PUT',
+            url: '/v1/pages',
+            payload: { pages: [{ url: 'https://a.example/', ...page }] },
+          }),
+          400,
+          path,
+        )
       }
       for (const [limits, path] of [
         [{ maxCrawlsPerDay: 1e308 }, '/body/maxCrawlsPerDay'],
@@ -233,13 +332,29 @@ describe('numbers at and past their bounds', () => {
         },
       })
       assert.equal(put.statusCode, 200, put.body)
-      assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/hosts/a.example', payload: { maxCrawlsPerDay: 1e9, minDelaySeconds: 0.001 } })).statusCode, 200)
-      assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/hosts/b.example', payload: { maxCrawlsPerDay: 1e-9 } })).statusCode, 200)
+      assert.equal(
+        (
+          await t.app.inject({
+            method: 'PUT',
+            url: '/v1/hosts/a.example',
+            payload: { maxCrawlsPerDay: 1e9, minDelaySeconds: 0.001 },
+          })
+        ).statusCode,
+        200,
+      )
+      assert.equal(
+        (await t.app.inject({ method: 'PUT', url: '/v1/hosts/b.example', payload: { maxCrawlsPerDay: 1e-9 } }))
+          .statusCode,
+        200,
+      )
       assert.equal((await patch(t, { budgetCrawlsPerDay: 1e9 })).statusCode, 200)
       const optimized = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
       assert.equal(optimized.statusCode, 200, optimized.body)
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/stats' })).statusCode, 200)
-      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode, 200)
+      assert.equal(
+        (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode,
+        200,
+      )
     })
   })
 
@@ -247,7 +362,11 @@ describe('numbers at and past their bounds', () => {
     await withApp(async (t) => {
       await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://a.example/' }] } })
       for (const cursor of ['9999999999999999999', '9223372036854775808']) {
-        assertProblem(await t.app.inject({ method: 'GET', url: `/v1/pages?cursor=${cursor}` }), 400, '/querystring/cursor')
+        assertProblem(
+          await t.app.inject({ method: 'GET', url: `/v1/pages?cursor=${cursor}` }),
+          400,
+          '/querystring/cursor',
+        )
       }
       const last = await t.app.inject({ method: 'GET', url: '/v1/pages?cursor=9223372036854775807' })
       assert.equal(last.statusCode, 200, last.body)
@@ -264,7 +383,12 @@ describe('numbers at and past their bounds', () => {
       const res = await t.app.inject({
         method: 'POST',
         url: `/v1/leases/${lease.leaseId}/release`,
-        payload: { pages: [{ id: '9999999999999999999', reason: 'retry' }, { id: lease.pages[0].id, reason: 'retry' }] },
+        payload: {
+          pages: [
+            { id: '9999999999999999999', reason: 'retry' },
+            { id: lease.pages[0].id, reason: 'retry' },
+          ],
+        },
       })
       assert.equal(res.statusCode, 200, res.body)
       assert.equal(res.json().released, 1)
@@ -305,7 +429,10 @@ describe('stored values from before the limits', () => {
         const res = await t.app.inject({ method, url })
         assert.ok(res.statusCode < 500, `${method} ${url}: ${res.body}`)
       }
-      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode, 200)
+      assert.equal(
+        (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w' } })).statusCode,
+        200,
+      )
     })
   })
 
@@ -339,7 +466,11 @@ describe('host names and framework-level errors', () => {
       assert.equal(res.statusCode, 200, res.body)
       assert.equal(res.json().host, host)
       const unicode = `${'ü'.repeat(50)}.example`
-      const encoded = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${encodeURIComponent(unicode)}`, payload: { maxCrawlsPerDay: 10 } })
+      const encoded = await t.app.inject({
+        method: 'PUT',
+        url: `/v1/hosts/${encodeURIComponent(unicode)}`,
+        payload: { maxCrawlsPerDay: 10 },
+      })
       assert.equal(encoded.statusCode, 200, encoded.body)
       assert.match(encoded.json().host, /^xn--/)
       assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/hosts/${host}` })).statusCode, 204)
@@ -352,15 +483,46 @@ describe('host names and framework-level errors', () => {
         await t.app.listen({ host: '127.0.0.1', port: 0 })
         const { port } = t.app.server.address() as AddressInfo
         const request = (head: string, body: string | Buffer) =>
-          Buffer.concat([Buffer.from(`${head}\r\nHost: x\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`), Buffer.from(body)])
+          Buffer.concat([
+            Buffer.from(
+              `${head}\r\nHost: x\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+            ),
+            Buffer.from(body),
+          ])
         const cases: [Buffer, number][] = [
           [request('POST /v1/observations HTTP/1.1\r\nContent-Type: application/json', '{"observations":'), 400],
           [request('POST /v1/observations HTTP/1.1\r\nContent-Type: application/json', ''), 400],
-          [request('POST /v1/observations HTTP/1.1\r\nContent-Type: application/json', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), 400],
-          [request('POST /v1/observations HTTP/1.1\r\nContent-Type: application/json', '['.repeat(3_000) + ']'.repeat(3_000)), 400],
+          [
+            request(
+              'POST /v1/observations HTTP/1.1\r\nContent-Type: application/json',
+              Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+            ),
+            400,
+          ],
+          [
+            request(
+              'POST /v1/observations HTTP/1.1\r\nContent-Type: application/json',
+              '['.repeat(3_000) + ']'.repeat(3_000),
+            ),
+            400,
+          ],
           [request('POST /v1/observations HTTP/1.1\r\nContent-Type: application/xml', '<x/>'), 400],
-          [request('PATCH /v1/settings HTTP/1.1\r\nContent-Type: application/merge-patch+json', '{"budgetCrawlsPerDay":1e400}'), 400],
-          [request('PUT /v1/pages HTTP/1.1\r\nContent-Type: application/json', JSON.stringify({ pages: Array.from({ length: 100 }, (_, i) => ({ url: `https://a.example/${'p'.repeat(100)}${i}` })) })), 413],
+          [
+            request(
+              'PATCH /v1/settings HTTP/1.1\r\nContent-Type: application/merge-patch+json',
+              '{"budgetCrawlsPerDay":1e400}',
+            ),
+            400,
+          ],
+          [
+            request(
+              'PUT /v1/pages HTTP/1.1\r\nContent-Type: application/json',
+              JSON.stringify({
+                pages: Array.from({ length: 100 }, (_, i) => ({ url: `https://a.example/${'p'.repeat(100)}${i}` })),
+              }),
+            ),
+            413,
+          ],
           [request('GET /v1/pages/%zz HTTP/1.1', ''), 400],
         ]
         for (const [raw, status] of cases) {

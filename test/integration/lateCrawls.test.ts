@@ -13,7 +13,8 @@ const post = async (t: TestApp, observations: Record<string, unknown>[]) => {
   assert.equal(res.statusCode, 200, res.body)
   return res.json()
 }
-const page = async (t: TestApp, url: string) => (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json()
+const page = async (t: TestApp, url: string) =>
+  (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json()
 
 test('crawls fetched at t1, t2, t3 and reported t1, t3, t2: each changed flag judges the interval that ends at its crawl', () =>
   withTestApp(async (t) => {
@@ -47,13 +48,15 @@ test('crawls fetched at t1, t2, t3 and reported t1, t3, t2: each changed flag ju
     // The history shows the late crawl applied, still marked as having arrived late.
     const hist = (await t.app.inject({ method: 'GET', url: `/v1/pages/${after.id}/observations` })).json()
     assert.deepEqual(
-      hist.observations.map((o: { crawledAt: string; changed: boolean | null; applied: boolean; late: boolean; intervalSeconds: number | null }) => [
-        o.crawledAt,
-        o.changed,
-        o.applied,
-        o.late,
-        o.intervalSeconds,
-      ]),
+      hist.observations.map(
+        (o: {
+          crawledAt: string
+          changed: boolean | null
+          applied: boolean
+          late: boolean
+          intervalSeconds: number | null
+        }) => [o.crawledAt, o.changed, o.applied, o.late, o.intervalSeconds],
+      ),
       [
         [iso(t3), false, true, false, 86_400],
         [iso(t2), true, true, true, 86_400],
@@ -68,8 +71,14 @@ test('hashes reported out of order are compared with the crawl just before in ti
     const times = [0, 1, 2, 3, 4].map((k) => T0 - (5 - k) * MS_PER_DAY)
     const hashes = ['a', 'a', 'b', 'b', 'c']
     // Reported 0, 2, 4, then 1 and 3 late.
-    await post(t, [0, 2, 4].map((k) => ({ url, crawledAt: iso(times[k]!), contentHash: hashes[k] })))
-    await post(t, [1, 3].map((k) => ({ url, crawledAt: iso(times[k]!), contentHash: hashes[k] })))
+    await post(
+      t,
+      [0, 2, 4].map((k) => ({ url, crawledAt: iso(times[k]!), contentHash: hashes[k] })),
+    )
+    await post(
+      t,
+      [1, 3].map((k) => ({ url, crawledAt: iso(times[k]!), contentHash: hashes[k] })),
+    )
     const p = await page(t, url)
     assert.equal(p.intervals, 4)
     assert.equal(p.changes, 2, 'a→a unchanged, a→b changed, b→b unchanged, b→c changed')

@@ -10,13 +10,19 @@ const report = (t: TestApp, items: Record<string, unknown>[]) =>
 
 async function leaseOne(t: TestApp, url: string, leaseSeconds = 300): Promise<Leased> {
   assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url }] } })).statusCode, 200)
-  const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit: 10, leaseSeconds } })
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/leases',
+    payload: { worker: 'w', limit: 10, leaseSeconds },
+  })
   const grant = res.json() as Leased
   assert.equal(grant.pages.length, 1)
   return grant
 }
 
-const crawls = async (t: TestApp, url: string) => (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json().crawls as number
+const crawls = async (t: TestApp, url: string) =>
+  (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })).json()
+    .crawls as number
 
 test('malformed and unknown lease ids: the crawl is stored and applied, the response lists each item', () =>
   withTestApp(async (t) => {
@@ -29,7 +35,10 @@ test('malformed and unknown lease ids: the crawl is stored and applied, the resp
     const body = res.json()
     assert.equal(body.accepted, 2)
     assert.deepEqual(body.rejected, [])
-    assert.deepEqual(body.leaseNotCompleted.map((x: { index: number }) => x.index), [0, 1])
+    assert.deepEqual(
+      body.leaseNotCompleted.map((x: { index: number }) => x.index),
+      [0, 1],
+    )
     assert.match(body.leaseNotCompleted[0].reason, /not a lease id/)
     assert.match(body.leaseNotCompleted[1].reason, /under no lease/)
     assert.equal(await crawls(t, url), 2)
@@ -53,7 +62,9 @@ test('an expired lease: the crawl is applied and the page released; after anothe
     const url = 'https://lease.example/c'
     const grant = await leaseOne(t, url, 5)
     t.clock.advanceMs(10_000)
-    const late = (await report(t, [{ url, crawledAt: iso(T0 + 8_000), contentHash: 'h', leaseId: grant.leaseId }])).json()
+    const late = (
+      await report(t, [{ url, crawledAt: iso(T0 + 8_000), contentHash: 'h', leaseId: grant.leaseId }])
+    ).json()
     assert.equal(late.accepted, 1)
     assert.equal(late.leaseNotCompleted.length, 1)
     assert.match(late.leaseNotCompleted[0].reason, /^expired/)
@@ -64,13 +75,25 @@ test('an expired lease: the crawl is applied and the page released; after anothe
     const url2 = 'https://lease.example/d'
     const first = await leaseOne(t, url2, 5)
     t.clock.advanceMs(10_000)
-    const second = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 10 } })).json() as Leased
-    assert.deepEqual(second.pages.map((p) => p.url), [url2])
-    const stale = (await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs() - 1000), contentHash: 'h', leaseId: first.leaseId }])).json()
+    const second = (
+      await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 10 } })
+    ).json() as Leased
+    assert.deepEqual(
+      second.pages.map((p) => p.url),
+      [url2],
+    )
+    const stale = (
+      await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs() - 1000), contentHash: 'h', leaseId: first.leaseId }])
+    ).json()
     assert.equal(stale.accepted, 1)
     assert.match(stale.leaseNotCompleted[0].reason, /another lease/)
-    const row = await t.db.pool.query('SELECT s.lease_id::text AS id FROM page_schedule s JOIN pages p ON p.id = s.page_id WHERE p.url = $1', [url2])
+    const row = await t.db.pool.query(
+      'SELECT s.lease_id::text AS id FROM page_schedule s JOIN pages p ON p.id = s.page_id WHERE p.url = $1',
+      [url2],
+    )
     assert.equal(row.rows[0].id, second.leaseId, 'the second worker still holds the page')
-    const done = (await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs()), contentHash: 'h', leaseId: second.leaseId }])).json()
+    const done = (
+      await report(t, [{ url: url2, crawledAt: iso(t.clock.nowMs()), contentHash: 'h', leaseId: second.leaseId }])
+    ).json()
     assert.deepEqual(done.leaseNotCompleted, [])
   }))

@@ -19,7 +19,9 @@ async function deadlocks(t: TestApp): Promise<number | null> {
   const client = await t.db.pool.connect()
   try {
     await client.query('SELECT pg_stat_clear_snapshot()')
-    const { rows } = await client.query('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')
+    const { rows } = await client.query(
+      'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
+    )
     return rows[0].n as number
   } finally {
     client.release()
@@ -45,14 +47,20 @@ async function concurrencyApp(ctx: Parameters<typeof testAppFor>[0]) {
 
   async function register(urls: string[], importance?: (i: number) => number): Promise<void> {
     for (let i = 0; i < urls.length; i += 5000) {
-      const pages = urls.slice(i, i + 5000).map((url, j) => (importance ? { url, importance: importance(i + j) } : { url }))
+      const pages = urls
+        .slice(i, i + 5000)
+        .map((url, j) => (importance ? { url, importance: importance(i + j) } : { url }))
       const res = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
       assert.equal(res.statusCode, 200, res.body)
     }
   }
 
   async function politeHost(host: string, minDelaySeconds: number): Promise<void> {
-    const res = await t.app.inject({ method: 'PUT', url: `/v1/hosts/${host}`, payload: { maxCrawlsPerDay: null, minDelaySeconds } })
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/v1/hosts/${host}`,
+      payload: { maxCrawlsPerDay: null, minDelaySeconds },
+    })
     assert.equal(res.statusCode, 200, res.body)
   }
 
@@ -61,7 +69,14 @@ async function concurrencyApp(ctx: Parameters<typeof testAppFor>[0]) {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/observations',
-      payload: { observations: grant.pages.map((p) => ({ url: p.url, crawledAt: iso(crawledAtMs), contentHash: 'v1', leaseId: grant.leaseId })) },
+      payload: {
+        observations: grant.pages.map((p) => ({
+          url: p.url,
+          crawledAt: iso(crawledAtMs),
+          contentHash: 'v1',
+          leaseId: grant.leaseId,
+        })),
+      },
     })
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().accepted, grant.pages.length)
@@ -106,7 +121,10 @@ describe('leases under concurrency', () => {
     })
     assert.equal(round1.length, urls.length, 'every due page handed out')
     assert.equal(count(round1).size, urls.length, 'a page was handed out twice while leased')
-    const held = await t.db.pool.query('SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL AND host = ANY($1)', [hosts])
+    const held = await t.db.pool.query(
+      'SELECT count(*)::int AS n FROM page_schedule WHERE lease_id IS NOT NULL AND host = ANY($1)',
+      [hosts],
+    )
     assert.equal(held.rows[0].n, urls.length)
 
     // Round 2: every lease has expired; each page comes back exactly once, to a new lease.
@@ -121,8 +139,14 @@ describe('leases under concurrency', () => {
     })
     assert.equal(round2.length, urls.length, 'expired leases re-offer every page')
     assert.equal(count(round2).size, urls.length, 'a re-offered page was handed out twice')
-    const owners = await t.db.pool.query('SELECT DISTINCT lease_id::text AS id FROM page_schedule WHERE host = ANY($1)', [hosts])
-    assert.ok(owners.rows.every((r: { id: string }) => round2Leases.has(r.id)), 'every page is held by a lease of round 2')
+    const owners = await t.db.pool.query(
+      'SELECT DISTINCT lease_id::text AS id FROM page_schedule WHERE host = ANY($1)',
+      [hosts],
+    )
+    assert.ok(
+      owners.rows.every((r: { id: string }) => round2Leases.has(r.id)),
+      'every page is held by a lease of round 2',
+    )
 
     // Round 3: expired again; workers complete what they take, so the pages leave the pool.
     t.clock.advanceMs(121_000)
@@ -175,12 +199,20 @@ describe('leases under concurrency', () => {
     assert.equal(count(normal).size, normal.length, 'a page was handed out twice')
     assert.equal(normal.length, 600, 'the polite hosts did not hold back the others')
     for (const h of polite) {
-      const times = grants.filter((g) => g.host === h).map((g) => g.atMs).sort((a, b) => a - b)
+      const times = grants
+        .filter((g) => g.host === h)
+        .map((g) => g.atMs)
+        .sort((a, b) => a - b)
       // Due the whole time: one page every 5 s over 30 s (6 or 7, depending on where the calls fall).
       assert.ok(times.length >= 5 && times.length <= 7, `${h}: ${times.length} pages in 30 s`)
-      for (let i = 1; i < times.length; i++) assert.ok(times[i]! - times[i - 1]! >= 5000, `${h}: ${times[i]! - times[i - 1]!} ms apart`)
+      for (let i = 1; i < times.length; i++)
+        assert.ok(times[i]! - times[i - 1]! >= 5000, `${h}: ${times[i]! - times[i - 1]!} ms apart`)
     }
-    assert.equal(count(grants.map((g) => `${g.leaseId} ${g.host}`)).size, grants.length, 'two pages of a polite host in one lease')
+    assert.equal(
+      count(grants.map((g) => `${g.leaseId} ${g.host}`)).size,
+      grants.length,
+      'two pages of a polite host in one lease',
+    )
     await assertNoDeadlock()
   })
 
@@ -233,7 +265,12 @@ describe('leases under concurrency', () => {
     const rest = await lease({ worker: 'o', limit: 10, hosts: ['order.example'] })
     assert.deepEqual(
       rest.pages.map((p) => p.url),
-      ['https://order.example/a0', 'https://order.example/a3', 'https://order.example/late1', 'https://order.example/late2'],
+      [
+        'https://order.example/a0',
+        'https://order.example/a3',
+        'https://order.example/late1',
+        'https://order.example/late2',
+      ],
     )
     await assertNoDeadlock()
   })
@@ -247,7 +284,11 @@ describe('leases under concurrency', () => {
     const first = await lease({ worker: 'x', limit: 10, leaseSeconds: 30, hosts: [host] })
     assert.equal(first.pages.length, 1)
     t.clock.advanceMs(31_000)
-    assert.equal((await lease({ worker: 'y', limit: 10, hosts: [host] })).pages.length, 0, 'expired, but the host waits 60 s')
+    assert.equal(
+      (await lease({ worker: 'y', limit: 10, hosts: [host] })).pages.length,
+      0,
+      'expired, but the host waits 60 s',
+    )
     t.clock.advanceMs(30_000)
     const again = await lease({ worker: 'y', limit: 10, hosts: [host] })
     assert.deepEqual(
@@ -259,7 +300,11 @@ describe('leases under concurrency', () => {
     await t.app.inject({
       method: 'POST',
       url: '/v1/observations',
-      payload: { observations: [{ url: first.pages[0]!.url, crawledAt: iso(t.clock.nowMs()), contentHash: 'v1', leaseId: first.leaseId }] },
+      payload: {
+        observations: [
+          { url: first.pages[0]!.url, crawledAt: iso(t.clock.nowMs()), contentHash: 'v1', leaseId: first.leaseId },
+        ],
+      },
     })
     const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/${again.pages[0]!.id}` })).json()
     assert.equal(page.lease?.leaseId, again.leaseId)

@@ -89,13 +89,19 @@ function parseExposition(text: string): Map<string, Family> {
   return families
 }
 
-function sampleValue(families: Map<string, Family>, family: string, name: string, labels: Record<string, string> = {}): number | undefined {
+function sampleValue(
+  families: Map<string, Family>,
+  family: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const f = families.get(family)
   const hit = f?.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
   return hit?.value
 }
 
-const counter = (fs: Map<string, Family>, name: string, labels: Record<string, string> = {}) => sampleValue(fs, name, name, labels)
+const counter = (fs: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
+  sampleValue(fs, name, name, labels)
 
 /** Histogram buckets are cumulative and the +Inf bucket equals _count, per label set. */
 function assertHistogramConsistent(f: Family): void {
@@ -110,7 +116,8 @@ function assertHistogramConsistent(f: Family): void {
   }
   for (const [key, g] of groups) {
     g.buckets.sort((a, b) => a[0] - b[0])
-    for (let i = 1; i < g.buckets.length; i++) assert.ok(g.buckets[i]![1] >= g.buckets[i - 1]![1], `${f.name} ${key} buckets not cumulative`)
+    for (let i = 1; i < g.buckets.length; i++)
+      assert.ok(g.buckets[i]![1] >= g.buckets[i - 1]![1], `${f.name} ${key} buckets not cumulative`)
     const last = g.buckets[g.buckets.length - 1]!
     assert.equal(last[0], Number.POSITIVE_INFINITY, `${f.name} ${key} has no +Inf bucket`)
     assert.equal(last[1], g.count, `${f.name} ${key}: +Inf bucket ≠ _count`)
@@ -137,7 +144,17 @@ async function stats(t: TestApp): Promise<Record<string, any>> {
   return res.json()
 }
 
-async function allPages(t: TestApp): Promise<{ importance: number; changesPerDay: number | null; crawlsPerDay: number | null; minCrawlsPerDay: null; maxCrawlsPerDay: null }[]> {
+async function allPages(
+  t: TestApp,
+): Promise<
+  {
+    importance: number
+    changesPerDay: number | null
+    crawlsPerDay: number | null
+    minCrawlsPerDay: null
+    maxCrawlsPerDay: null
+  }[]
+> {
   return (await t.app.inject({ method: 'GET', url: '/v1/pages?limit=1000' })).json().pages
 }
 
@@ -153,7 +170,16 @@ const metricsApp = (ctx: Parameters<typeof testAppFor>[0]) => testAppFor(ctx, { 
  * changes; 1 duplicate; 1 late; 1 rejected; D registered by its first report); a malformed batch (400).
  */
 async function reportKnownBatches(t: TestApp): Promise<void> {
-  assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: A }, { url: B }, { url: C, importance: 3 }] } })).statusCode, 200)
+  assert.equal(
+    (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/v1/pages',
+        payload: { pages: [{ url: A }, { url: B }, { url: C, importance: 3 }] },
+      })
+    ).statusCode,
+    200,
+  )
   const batch1 = await t.app.inject({
     method: 'POST',
     url: '/v1/observations',
@@ -168,8 +194,17 @@ async function reportKnownBatches(t: TestApp): Promise<void> {
       ],
     },
   })
-  const body1 = batch1.json() as { accepted: number; duplicates: number; late: number; rejected: unknown[]; leaseNotCompleted: unknown[] }
-  assert.deepEqual({ ...body1, rejected: body1.rejected.length }, { accepted: 5, duplicates: 0, late: 0, rejected: 1, leaseNotCompleted: [] })
+  const body1 = batch1.json() as {
+    accepted: number
+    duplicates: number
+    late: number
+    rejected: unknown[]
+    leaseNotCompleted: unknown[]
+  }
+  assert.deepEqual(
+    { ...body1, rejected: body1.rejected.length },
+    { accepted: 5, duplicates: 0, late: 0, rejected: 1, leaseNotCompleted: [] },
+  )
   const batch2 = await t.app.inject({
     method: 'POST',
     url: '/v1/observations',
@@ -184,7 +219,11 @@ async function reportKnownBatches(t: TestApp): Promise<void> {
   })
   assert.deepEqual(batch2.json(), { accepted: 2, duplicates: 1, late: 1, rejected: [], leaseNotCompleted: [] })
   // A malformed batch is refused as a whole (400) and counts nothing.
-  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: [{ url: A }] } })).statusCode, 400)
+  assert.equal(
+    (await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: [{ url: A }] } }))
+      .statusCode,
+    400,
+  )
 }
 
 /**
@@ -194,12 +233,16 @@ async function reportKnownBatches(t: TestApp): Promise<void> {
 async function leaseTwice(t: TestApp, checks: { due?(): Promise<void>; leased?(): Promise<void> } = {}): Promise<void> {
   t.clock.setMs(T0 + 200 * MS_PER_DAY)
   await checks.due?.()
-  const first = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w1', limit: 10, leaseSeconds: 60 } })).json()
+  const first = (
+    await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w1', limit: 10, leaseSeconds: 60 } })
+  ).json()
   assert.equal(first.pages.length, 4)
   await checks.leased?.()
   t.clock.advanceMs(120_000)
   // The first lease has expired: its 4 pages return to the pool and are leased again.
-  const second = (await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 3, leaseSeconds: 600 } })).json()
+  const second = (
+    await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w2', limit: 3, leaseSeconds: 600 } })
+  ).json()
   assert.equal(second.pages.length, 3)
 }
 
@@ -311,7 +354,14 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.equal(count({ route: 'unmatched', method: 'GET', status: '404' }), 1)
     assert.ok(!http.samples.some((s) => s.labels.route?.includes('987654')), 'raw URLs must not become labels')
     for (const f of m.values()) if (f.type === 'histogram') assertHistogramConsistent(f)
-    for (const name of ['recrawl_pages', 'recrawl_pages_overdue', 'recrawl_oldest_overdue_age_seconds', 'recrawl_expected_freshness', 'recrawl_budget_crawls_per_day', 'recrawl_crawls_per_day_last_hour']) {
+    for (const name of [
+      'recrawl_pages',
+      'recrawl_pages_overdue',
+      'recrawl_oldest_overdue_age_seconds',
+      'recrawl_expected_freshness',
+      'recrawl_budget_crawls_per_day',
+      'recrawl_crawls_per_day_last_hour',
+    ]) {
       assert.equal(m.get(name)?.type, 'gauge', name)
       assert.ok(m.get(name)!.help.length > 0, `${name} has no HELP`)
     }
@@ -327,7 +377,8 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(names.size >= 15, `only ${names.size} metric names`)
     const m = await scrape(t.app)
     const samples = new Set([...m.values()].flatMap((f) => [f.name, ...f.samples.map((s) => s.name)]))
-    for (const name of names) assert.ok(samples.has(name) || m.has(name), `the dashboard queries ${name}, which /metrics does not serve`)
+    for (const name of names)
+      assert.ok(samples.has(name) || m.has(name), `the dashboard queries ${name}, which /metrics does not serve`)
   })
 
   it('/metrics needs no key even when keys exist; /v1/stats needs the reader role', async (ctx) => {
@@ -370,8 +421,14 @@ async function teachSpreadOfRates(t: TestApp): Promise<{ urls: string[]; changes
     }
     return items
   })
-  assert.equal((await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })).statusCode, 200)
-  assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 30 } })).statusCode, 200)
+  assert.equal(
+    (await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })).statusCode,
+    200,
+  )
+  assert.equal(
+    (await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 30 } })).statusCode,
+    200,
+  )
   assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 200)
   return { urls, changesInWindow }
 }
@@ -431,20 +488,33 @@ describe('GET /v1/stats', () => {
         else if (Math.log10(r) >= 3) above++
         else expected[Math.floor((Math.log10(r) + 3) * 4)]!++
       }
-      assert.deepEqual({ counts: histogram.counts, below: histogram.below, above: histogram.above, unknown: histogram.unknown }, { counts: expected, below, above, unknown }, field)
+      assert.deepEqual(
+        { counts: histogram.counts, below: histogram.below, above: histogram.above, unknown: histogram.unknown },
+        { counts: expected, below, above, unknown },
+        field,
+      )
       assert.ok(expected.filter((c) => c > 0).length >= 3, `${field}: rates spread over several bins`)
     }
     // The 48 h window holds the crawls at now − 1 d and now: 2 per page, in two hourly buckets of 49.
     assert.equal(s.crawlActivity.length, 49)
-    assert.equal(s.crawlActivity.reduce((n: number, a: { crawls: number }) => n + a.crawls, 0), 2 * urls.length)
+    assert.equal(
+      s.crawlActivity.reduce((n: number, a: { crawls: number }) => n + a.crawls, 0),
+      2 * urls.length,
+    )
     assert.equal(s.crawlActivity.filter((a: { crawls: number }) => a.crawls > 0).length, 2)
-    assert.equal(s.crawlActivity.reduce((n: number, a: { changes: number }) => n + a.changes, 0), changesInWindow)
+    assert.equal(
+      s.crawlActivity.reduce((n: number, a: { changes: number }) => n + a.changes, 0),
+      changesInWindow,
+    )
   })
 
   it('weighted freshness follows the Poisson form ρ/(ρ+Δ) under the Poisson schedule', async (ctx) => {
     const t = await metricsApp(ctx)
     await teachSpreadOfRates(t)
-    assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { schedule: 'poisson' } })).statusCode, 200)
+    assert.equal(
+      (await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { schedule: 'poisson' } })).statusCode,
+      200,
+    )
     const s = await stats(t)
     const set = await settings(t)
     const pages = await allPages(t)
@@ -452,12 +522,18 @@ describe('GET /v1/stats', () => {
     let total = 0
     for (const p of pages) {
       const f = expectedPageFreshness(p, set, p.crawlsPerDay) ?? 0
-      assert.equal(f, p.crawlsPerDay === null ? 0 : p.crawlsPerDay / (p.crawlsPerDay + (p.changesPerDay ?? set.defaultChangesPerDay)))
+      assert.equal(
+        f,
+        p.crawlsPerDay === null ? 0 : p.crawlsPerDay / (p.crawlsPerDay + (p.changesPerDay ?? set.defaultChangesPerDay)),
+      )
       weighted += p.importance * f
       total += p.importance
     }
     assert.equal(s.schedule, 'poisson')
-    assert.ok(Math.abs(s.expectedFreshness - weighted / total) <= 1e-12, `${s.expectedFreshness} vs ${weighted / total}`)
+    assert.ok(
+      Math.abs(s.expectedFreshness - weighted / total) <= 1e-12,
+      `${s.expectedFreshness} vs ${weighted / total}`,
+    )
   })
 
   it('the snapshot is cached: scrapes within the cache period cost no query', async (ctx) => {
@@ -476,7 +552,16 @@ describe('GET /v1/stats', () => {
     try {
       const first = await scrape(cachedApp)
       const pagesBefore = counter(first, 'recrawl_pages')!
-      assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ url: 'https://cache.example/new' }] } })).statusCode, 200)
+      assert.equal(
+        (
+          await t.app.inject({
+            method: 'PUT',
+            url: '/v1/pages',
+            payload: { pages: [{ url: 'https://cache.example/new' }] },
+          })
+        ).statusCode,
+        200,
+      )
       let queries = 0
       const query = t.db.pool.query.bind(t.db.pool)
       t.db.pool.query = ((...args: Parameters<typeof query>) => {
@@ -508,7 +593,8 @@ describe('recrawl_fetches_total', () => {
     const own = await metricsApp(ctx)
     const fresh = await scrape(own.app)
     assert.equal(fresh.get('recrawl_fetches_total')?.type, 'counter')
-    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'none']) assert.equal(counter(fresh, 'recrawl_fetches_total', { status_class: c }), 0, c)
+    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'])
+      assert.equal(counter(fresh, 'recrawl_fetches_total', { status_class: c }), 0, c)
 
     const P = 'https://f.example/p'
     const Q = 'https://f.example/q'
@@ -526,20 +612,37 @@ describe('recrawl_fetches_total', () => {
       { url: P, crawledAt: iso(T0 + 3 * MS_PER_HOUR), httpStatus: 500, changed: true }, // future: rejected
       { url: Q, crawledAt: iso(T0 - 2 * MS_PER_HOUR), httpStatus: 200 }, // no change information: rejected
     ])
-    assert.deepEqual(first.rejected.map((r) => r.index), [5, 6])
+    assert.deepEqual(
+      first.rejected.map((r) => r.index),
+      [5, 6],
+    )
     const second = await post([
       { url: P, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 304 }, // duplicate (a retry)
       { url: Q, crawledAt: iso(T0 - 4 * MS_PER_HOUR), httpStatus: 502 }, // late
       { url: P, crawledAt: iso(T0 - MS_PER_HOUR), httpStatus: 102, changed: true },
     ])
-    assert.deepEqual({ ...second, rejected: second.rejected.length }, { accepted: 1, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] })
+    assert.deepEqual(
+      { ...second, rejected: second.rejected.length },
+      { accepted: 1, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] },
+    )
 
     const m = await scrape(own.app)
-    const byClass = Object.fromEntries(['1xx', '2xx', '3xx', '4xx', '5xx', 'none'].map((c) => [c, counter(m, 'recrawl_fetches_total', { status_class: c })]))
+    const byClass = Object.fromEntries(
+      ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'].map((c) => [
+        c,
+        counter(m, 'recrawl_fetches_total', { status_class: c }),
+      ]),
+    )
     assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, none: 1 })
     // Every report not rejected is counted once, whatever ingest made of it.
-    const notRejected = ['accepted', 'duplicate', 'late'].reduce((n, result) => n + counter(m, 'recrawl_observations_total', { result })!, 0)
-    assert.equal(Object.values(byClass).reduce((n, v) => n! + v!, 0), notRejected)
+    const notRejected = ['accepted', 'duplicate', 'late'].reduce(
+      (n, result) => n + counter(m, 'recrawl_observations_total', { result })!,
+      0,
+    )
+    assert.equal(
+      Object.values(byClass).reduce((n, v) => n! + v!, 0),
+      notRejected,
+    )
     const s = (await own.app.inject({ method: 'GET', url: '/v1/stats' })).json()
     assert.deepEqual(s.counters.fetchesByStatusClass, byClass)
   })

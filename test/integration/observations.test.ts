@@ -8,7 +8,8 @@ import { MS_PER_DAY } from '../../src/math/units.ts'
 /** The requests of these tests, against one test's app. */
 function api(t: TestApp) {
   return {
-    post: (observations: unknown[]) => t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
+    post: (observations: unknown[]) =>
+      t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
     async pageByUrl(url: string) {
       const res = await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(url)}` })
       assert.equal(res.statusCode, 200, res.body)
@@ -57,7 +58,10 @@ describe(`POST /v1/observations`, () => {
     assert.equal(page.estimator, 'mleAdaptive')
     assert.equal(page.changesPerDay, page.estimates[page.estimator])
     assert.ok(page.crawlsPerDay > 0)
-    assert.ok(Math.abs(Date.parse(page.nextCrawlAt) - (at + MS_PER_DAY / page.crawlsPerDay)) < 1, 'periodic: last crawl + 1/ρ')
+    assert.ok(
+      Math.abs(Date.parse(page.nextCrawlAt) - (at + MS_PER_DAY / page.crawlsPerDay)) < 1,
+      'periodic: last crawl + 1/ρ',
+    )
     assert.ok(page.expectedFreshness > 0 && page.expectedFreshness < 1)
   })
 
@@ -93,7 +97,10 @@ describe(`POST /v1/observations`, () => {
       [3, 4, 5, 6],
     )
     // A malformed lease id never costs the crawl: stored and applied, and listed as a lease not completed.
-    assert.deepEqual(body.leaseNotCompleted.map((r: { index: number }) => r.index), [8])
+    assert.deepEqual(
+      body.leaseNotCompleted.map((r: { index: number }) => r.index),
+      [8],
+    )
     assert.match(body.rejected[0].reason, /future/)
     assert.match(body.rejected[1].reason, /scheme/)
     assert.match(body.rejected[3].reason, /changed or contentHash/)
@@ -117,7 +124,10 @@ describe(`POST /v1/observations`, () => {
     assert.equal(h.observations[1].crawledAt, iso(base + 5 * MS_PER_DAY))
     assert.equal(h.observations[1].changed, false)
     assert.ok(h.nextCursor)
-    const rest = await t.app.inject({ method: 'GET', url: `/v1/pages/${page.id}/observations?before=${encodeURIComponent(h.nextCursor)}` })
+    const rest = await t.app.inject({
+      method: 'GET',
+      url: `/v1/pages/${page.id}/observations?before=${encodeURIComponent(h.nextCursor)}`,
+    })
     const r = rest.json()
     assert.deepEqual(
       r.observations.map((o: { crawledAt: string; late: boolean }) => [o.crawledAt, o.late]),
@@ -153,10 +163,18 @@ describe(`POST /v1/observations`, () => {
     const before = (await t.app.inject({ method: 'GET', url: '/v1/pages?limit=1000' })).json().pages.length
     const cases: { payload: string; status: number; contentType?: string }[] = [
       { payload: '{"observations": [', status: 400 },
-      { payload: JSON.stringify({ observations: [{ url: 'https://new.example/1', crawledAt: iso(T0), changed: 'yes' }] }), status: 400 },
+      {
+        payload: JSON.stringify({
+          observations: [{ url: 'https://new.example/1', crawledAt: iso(T0), changed: 'yes' }],
+        }),
+        status: 400,
+      },
       { payload: JSON.stringify({ observations: 'nope' }), status: 400 },
       { payload: JSON.stringify({ items: [] }), status: 400 },
-      { payload: JSON.stringify({ observations: [{ url: 'https://new.example/2', crawledAt: iso(T0), extra: 1 }] }), status: 400 },
+      {
+        payload: JSON.stringify({ observations: [{ url: 'https://new.example/2', crawledAt: iso(T0), extra: 1 }] }),
+        status: 400,
+      },
       { payload: 'observations=1', status: 400, contentType: 'application/x-www-form-urlencoded' }, // not JSON
     ]
     for (const c of cases) {
@@ -173,9 +191,15 @@ describe(`POST /v1/observations`, () => {
       assert.ok(p.type && p.title && p.detail)
     }
     const typed = await post([{ url: 'https://new.example/1', crawledAt: iso(T0), changed: 'yes' }])
-    assert.deepEqual(typed.json().errors, [{ path: '/body/observations/0/changed', message: typed.json().errors[0].message }])
+    assert.deepEqual(typed.json().errors, [
+      { path: '/body/observations/0/changed', message: typed.json().errors[0].message },
+    ])
 
-    const many = Array.from({ length: 5001 }, (_, i) => ({ url: `https://big.example/${i}`, crawledAt: iso(T0), changed: true }))
+    const many = Array.from({ length: 5001 }, (_, i) => ({
+      url: `https://big.example/${i}`,
+      crawledAt: iso(T0),
+      changed: true,
+    }))
     const big = await post(many)
     assert.equal(big.statusCode, 413)
     assert.match(big.json().detail, /5001/)

@@ -11,7 +11,10 @@ interface Operation {
   operationId?: string
   security?: Record<string, string[]>[]
   requestBody?: { content: Record<string, { schema: { $ref?: string } }> }
-  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }>
+  responses: Record<
+    string,
+    { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }
+  >
 }
 
 interface Document {
@@ -28,7 +31,9 @@ async function generated(options: { simulatedClock?: boolean } = {}): Promise<Do
 }
 
 function operations(doc: Document): { method: string; path: string; op: Operation }[] {
-  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })))
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method, path, op })),
+  )
 }
 
 /** The documented operation a request hits: its method and path template (`{id}` matches one segment). */
@@ -54,7 +59,13 @@ function refs(value: unknown, into: string[] = []): string[] {
 }
 
 /** The response is problem+json, its body a Problem with the response's status, and the operation declares that status so. */
-function assertDeclaredProblem(doc: Document, method: string, url: string, res: LightMyRequestResponse, status: number): void {
+function assertDeclaredProblem(
+  doc: Document,
+  method: string,
+  url: string,
+  res: LightMyRequestResponse,
+  status: number,
+): void {
   const where = `${method} ${url}`
   assert.equal(res.statusCode, status, `${where}: ${res.body}`)
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/, where)
@@ -62,7 +73,11 @@ function assertDeclaredProblem(doc: Document, method: string, url: string, res: 
   assert.equal(body.status, status, where)
   const declared = operationFor(doc, method, url).responses[String(status)]
   assert.ok(declared, `${where}: ${status} is not declared`)
-  assert.equal(declared.content?.['application/problem+json']?.schema.$ref, PROBLEM_REF, `${where}: ${status} is not declared as problem+json`)
+  assert.equal(
+    declared.content?.['application/problem+json']?.schema.$ref,
+    PROBLEM_REF,
+    `${where}: ${status} is not declared as problem+json`,
+  )
 }
 
 /** The named shapes exist, no request-side copy kept the type provider's `Input` name, and every component is used and every reference resolves. */
@@ -88,7 +103,11 @@ function assertComponents(doc: Document): void {
   ]) {
     assert.ok(names.includes(name), `missing component ${name}`)
   }
-  assert.deepEqual(names.filter((name) => name.endsWith('Input')), [], 'a request-side copy of a shape kept its own name')
+  assert.deepEqual(
+    names.filter((name) => name.endsWith('Input')),
+    [],
+    'a request-side copy of a shape kept its own name',
+  )
   const all = refs(doc)
   for (const ref of all) assert.ok(names.includes(ref.replace('#/components/schemas/', '')), `unresolved ${ref}`)
   for (const name of names) assert.ok(all.includes(`#/components/schemas/${name}`), `unused component ${name}`)
@@ -101,7 +120,9 @@ describe('openapi/openapi.json', () => {
   })
 
   it('gives every operation its stable operationId', async () => {
-    const ids = Object.fromEntries(operations(await generated()).map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]))
+    const ids = Object.fromEntries(
+      operations(await generated()).map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]),
+    )
     assert.deepEqual(ids, {
       'GET /healthz': 'healthz',
       'GET /readyz': 'readyz',
@@ -141,7 +162,8 @@ describe('openapi/openapi.json', () => {
           const others = Object.keys(content).filter((type) => type !== 'application/problem+json')
           assert.deepEqual(others, path === '/readyz' && status === '503' ? ['application/json'] : [], where)
         }
-        if (content['application/json']) assert.match(String(content['application/json'].schema.$ref), /^#\/components\/schemas\/\w+$/, where)
+        if (content['application/json'])
+          assert.match(String(content['application/json'].schema.$ref), /^#\/components\/schemas\/\w+$/, where)
       }
       for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
         assert.match(String(media.schema.$ref), /^#\/components\/schemas\/\w+$/, `${method} ${path} ${type} body`)
@@ -158,7 +180,9 @@ describe('openapi/openapi.json', () => {
 
   it('declares the key only where one is needed, takes its version from package.json and PATCH as a merge patch', async () => {
     const doc = await generated()
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
     assert.equal(doc.info.version, pkg.version)
     assert.equal(doc.security, undefined, 'no global security requirement')
     for (const { path, op } of operations(doc)) {
@@ -167,7 +191,10 @@ describe('openapi/openapi.json', () => {
       assert.equal('401' in op.responses, !open, `${path}: 401 declared exactly where a key is needed`)
     }
     for (const hidden of ['/', '/docs', '/openapi.json']) assert.equal(doc.paths[hidden], undefined, hidden)
-    assert.deepEqual(Object.keys(doc.paths['/v1/settings']!.patch!.requestBody!.content), ['application/merge-patch+json', 'application/json'])
+    assert.deepEqual(Object.keys(doc.paths['/v1/settings']!.patch!.requestBody!.content), [
+      'application/merge-patch+json',
+      'application/json',
+    ])
   })
 
   it('agrees with the server: keyed operations answer 401 problem+json without a key, open ones and the docs need none', async () => {
@@ -175,14 +202,19 @@ describe('openapi/openapi.json', () => {
     const t = await startTestApp({ loopbackOnly: false })
     try {
       await createApiKey(t.db, { name: 'ops', role: 'admin' })
-      const samples: Record<string, string> = { id: '1', leaseId: '00000000-0000-4000-8000-000000000000', host: 'example.com' }
+      const samples: Record<string, string> = {
+        id: '1',
+        leaseId: '00000000-0000-4000-8000-000000000000',
+        host: 'example.com',
+      }
       for (const { method, path, op } of operations(doc)) {
         const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => samples[name]!)
         const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url })
         if (op.security?.length) assertDeclaredProblem(doc, method, url, res, 401)
         else assert.equal(res.statusCode, 200, `${method} ${url} is open`)
       }
-      for (const url of ['/openapi.json', '/docs/', '/']) assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 200, url)
+      for (const url of ['/openapi.json', '/docs/', '/'])
+        assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 200, url)
       const served = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json()
       assert.deepEqual(served, doc)
     } finally {
@@ -196,7 +228,13 @@ describe('openapi/openapi.json', () => {
     try {
       const admin = await createApiKey(t.db, { name: 'ops', role: 'admin' })
       const reader = await createApiKey(t.db, { name: 'dash', role: 'reader' })
-      const call = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, key = admin.key, type = 'application/json') =>
+      const call = (
+        method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE',
+        url: string,
+        payload?: unknown,
+        key = admin.key,
+        type = 'application/json',
+      ) =>
         t.app.inject({
           method,
           url,
@@ -205,13 +243,28 @@ describe('openapi/openapi.json', () => {
         })
 
       // A budget below the page's own lower bound makes the optimisation infeasible; the patch goes as a merge patch.
-      const patched = await call('PATCH', '/v1/settings', { budgetCrawlsPerDay: 1 }, admin.key, 'application/merge-patch+json')
+      const patched = await call(
+        'PATCH',
+        '/v1/settings',
+        { budgetCrawlsPerDay: 1 },
+        admin.key,
+        'application/merge-patch+json',
+      )
       assert.equal(patched.statusCode, 200, patched.body)
       assert.equal(patched.json().budgetCrawlsPerDay, 1)
-      assert.equal((await call('PUT', '/v1/pages', { pages: [{ url: 'https://a.example/', minCrawlsPerDay: 5 }] })).statusCode, 200)
+      assert.equal(
+        (await call('PUT', '/v1/pages', { pages: [{ url: 'https://a.example/', minCrawlsPerDay: 5 }] })).statusCode,
+        200,
+      )
 
       const unknownLease = '00000000-0000-4000-8000-000000000000'
-      const cases: [method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload: unknown, status: number, key?: string][] = [
+      const cases: [
+        method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE',
+        url: string,
+        payload: unknown,
+        status: number,
+        key?: string,
+      ][] = [
         ['PUT', '/v1/pages', { pages: [{ url: 'not a url' }] }, 400],
         ['PUT', '/v1/pages', { pages: [1, 2, 3].map((i) => ({ url: `https://b${i}.example/` })) }, 413],
         ['PUT', '/v1/pages', { pages: [] }, 403, reader.key],

@@ -4,14 +4,25 @@ import { createRandom } from '../../src/math/random.ts'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY } from '../../src/math/units.ts'
 
-
-type Page = { id: string; url: string; host: string; importance: number; changesPerDay: number; crawlsPerDay: number; minCrawlsPerDay: number | null; maxCrawlsPerDay: number | null }
+type Page = {
+  id: string
+  url: string
+  host: string
+  importance: number
+  changesPerDay: number
+  crawlsPerDay: number
+  minCrawlsPerDay: number | null
+  maxCrawlsPerDay: number | null
+}
 
 async function allPages(t: TestApp): Promise<Page[]> {
   const pages: Page[] = []
   let cursor: string | null = null
   do {
-    const res: { json(): { pages: Page[]; nextCursor: string | null } } = await t.app.inject({ method: "GET", url: `/v1/pages?limit=1000${cursor ? `&cursor=${cursor}` : ''}` })
+    const res: { json(): { pages: Page[]; nextCursor: string | null } } = await t.app.inject({
+      method: 'GET',
+      url: `/v1/pages?limit=1000${cursor ? `&cursor=${cursor}` : ''}`,
+    })
     const body: { pages: Page[]; nextCursor: string | null } = res.json()
     pages.push(...body.pages)
     cursor = body.nextCursor
@@ -23,7 +34,9 @@ async function allPages(t: TestApp): Promise<Page[]> {
  * 300 pages on 7 hosts with random importance (every tenth capped at 0.5 crawls/day), each taught a change
  * rate by 12 daily crawls, then solved for a budget of 400 crawls/day under the freshness objective.
  */
-async function optimizeTaughtPages(t: TestApp): Promise<{ run: { lambda: number; pages: number; expectedFreshness: number }; budget: number }> {
+async function optimizeTaughtPages(
+  t: TestApp,
+): Promise<{ run: { lambda: number; pages: number; expectedFreshness: number }; budget: number }> {
   const random = createRandom(5)
   const pages = Array.from({ length: 300 }, (_, i) => ({
     url: `https://o${i % 7}.example/${i}`,
@@ -34,15 +47,33 @@ async function optimizeTaughtPages(t: TestApp): Promise<{ run: { lambda: number;
   // Teach each page a change rate: 12 periodic crawls with a page-specific change pattern.
   const observations = pages.flatMap((p, i) => {
     const items: Record<string, unknown>[] = [{ url: p.url, crawledAt: iso(T0 - 12 * MS_PER_DAY) }]
-    for (let k = 1; k <= 12; k++) items.push({ url: p.url, crawledAt: iso(T0 - (12 - k) * MS_PER_DAY - 1000), changed: random.next() < ((i % 9) + 1) / 10 })
+    for (let k = 1; k <= 12; k++)
+      items.push({
+        url: p.url,
+        crawledAt: iso(T0 - (12 - k) * MS_PER_DAY - 1000),
+        changed: random.next() < ((i % 9) + 1) / 10,
+      })
     return items
   })
   for (let i = 0; i < observations.length; i += 2000) {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: observations.slice(i, i + 2000) } })
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/observations',
+      payload: { observations: observations.slice(i, i + 2000) },
+    })
     assert.equal(r.statusCode, 200)
   }
   const budget = 400
-  assert.equal((await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: budget, objective: 'freshness', minCrawlsPerDay: 0.01 } })).statusCode, 200)
+  assert.equal(
+    (
+      await t.app.inject({
+        method: 'PATCH',
+        url: '/v1/settings',
+        payload: { budgetCrawlsPerDay: budget, objective: 'freshness', minCrawlsPerDay: 0.01 },
+      })
+    ).statusCode,
+    200,
+  )
   const res = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
   assert.equal(res.statusCode, 200, res.body)
   const run = res.json()
@@ -66,7 +97,10 @@ describe('POST /v1/optimize', () => {
       const marginal = (p.importance * p.changesPerDay) / (p.crawlsPerDay + p.changesPerDay) ** 2
       if (p.crawlsPerDay > lo * (1 + 1e-9) && p.crawlsPerDay < hi * (1 - 1e-9)) {
         free++
-        assert.ok(Math.abs(marginal - run.lambda) <= 1e-6 * run.lambda, `free page marginal ${marginal} vs λ ${run.lambda}`)
+        assert.ok(
+          Math.abs(marginal - run.lambda) <= 1e-6 * run.lambda,
+          `free page marginal ${marginal} vs λ ${run.lambda}`,
+        )
       } else if (p.crawlsPerDay <= lo * (1 + 1e-9)) {
         assert.ok(marginal <= run.lambda * (1 + 1e-6))
       } else {
@@ -94,7 +128,10 @@ describe('POST /v1/optimize', () => {
     assert.notEqual(after.changesPerDay, before.changesPerDay)
     const state = await t.db.pool.query('SELECT lambda FROM optimizer_state')
     const lambda = state.rows[0].lambda
-    const expected = Math.min(after.maxCrawlsPerDay ?? Infinity, Math.max(0.01, Math.sqrt((after.importance * after.changesPerDay) / lambda) - after.changesPerDay))
+    const expected = Math.min(
+      after.maxCrawlsPerDay ?? Infinity,
+      Math.max(0.01, Math.sqrt((after.importance * after.changesPerDay) / lambda) - after.changesPerDay),
+    )
     assert.ok(Math.abs(after.crawlsPerDay - expected) <= 1e-9 * expected, `${after.crawlsPerDay} vs ${expected}`)
     assert.ok(Math.abs(Date.parse(after.nextCrawlAt) - (T0 + MS_PER_DAY / after.crawlsPerDay)) < 1)
   })
@@ -104,7 +141,11 @@ describe('POST /v1/optimize', () => {
     await optimizeTaughtPages(t)
     const before = (await allPages(t)).filter((p) => p.host === 'o1.example').reduce((s, p) => s + p.crawlsPerDay, 0)
     const cap = before / 2
-    await t.app.inject({ method: 'PUT', url: '/v1/hosts/o1.example', payload: { maxCrawlsPerDay: cap, minDelaySeconds: null } })
+    await t.app.inject({
+      method: 'PUT',
+      url: '/v1/hosts/o1.example',
+      payload: { maxCrawlsPerDay: cap, minDelaySeconds: null },
+    })
     const run = (await t.app.inject({ method: 'POST', url: '/v1/optimize' })).json()
     const pages = await allPages(t)
     const hostTotal = pages.filter((p) => p.host === 'o1.example').reduce((s, p) => s + p.crawlsPerDay, 0)

@@ -28,7 +28,11 @@ async function seed(t: TestApp): Promise<string[]> {
   await call(t, 'PATCH', '/v1/settings', { budgetCrawlsPerDay: BUDGET_CRAWLS_PER_DAY })
   for (let k = 0; k < 3; k++) {
     await call(t, 'POST', '/v1/observations', {
-      observations: urls.map((url, i) => ({ url, crawledAt: iso(T0 - (3 - k) * MS_PER_DAY), changed: random.next() < (i % 10) / 10 })),
+      observations: urls.map((url, i) => ({
+        url,
+        crawledAt: iso(T0 - (3 - k) * MS_PER_DAY),
+        changed: random.next() < (i % 10) / 10,
+      })),
     })
   }
   return urls
@@ -66,14 +70,19 @@ describe('optimiser write-back in chunks', () => {
   it('ends the run with the error of a chunk that fails, and leaves every connection free', async (ctx) => {
     const t = await testAppFor(ctx)
     await seed(t)
-    const { rows } = await t.db.pool.query<{ id: string }>('SELECT id::text AS id FROM pages ORDER BY id OFFSET 300 LIMIT 1')
+    const { rows } = await t.db.pool.query<{ id: string }>(
+      'SELECT id::text AS id FROM pages ORDER BY id OFFSET 300 LIMIT 1',
+    )
     await t.db.pool.query(`
       CREATE FUNCTION refuse_one_page() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'chunk refused for page %', OLD.page_id; END $$;
       CREATE TRIGGER refuse_one_page BEFORE UPDATE ON page_schedule FOR EACH ROW WHEN (OLD.page_id = ${Number(rows[0]!.id)})
         EXECUTE FUNCTION refuse_one_page();`)
     const deps = { pool: t.db.pool, clock: t.clock, random: createRandom(3) }
-    await assert.rejects(runOptimizer(deps, { trigger: 'api', wait: true, writeChunkPages: 25 }), /chunk refused for page/)
+    await assert.rejects(
+      runOptimizer(deps, { trigger: 'api', wait: true, writeChunkPages: 25 }),
+      /chunk refused for page/,
+    )
     assert.equal(t.db.pool.idleCount, t.db.pool.totalCount, 'a connection is still checked out')
     await t.db.pool.query('DROP TRIGGER refuse_one_page ON page_schedule; DROP FUNCTION refuse_one_page()')
     // The chunks that committed keep their rates; the next run writes the rest.

@@ -32,7 +32,9 @@ describe('the optimiser’s kept page set', () => {
     await call(t, 'PUT', '/v1/pages', { pages: urls.map((url, i) => ({ url, importance: 1 + (i % 5) })) })
     await call(t, 'PATCH', '/v1/settings', { budgetCrawlsPerDay: 150 })
     const crawl = async (subset: string[], atMs: number) =>
-      call(t, 'POST', '/v1/observations', { observations: subset.map((url) => ({ url, crawledAt: iso(atMs), changed: random.next() < 0.5 })) })
+      call(t, 'POST', '/v1/observations', {
+        observations: subset.map((url) => ({ url, crawledAt: iso(atMs), changed: random.next() < 0.5 })),
+      })
     for (let k = 0; k < 4; k++) await crawl(urls, T0 - (4 - k) * MS_PER_DAY)
 
     const { rows } = await t.db.pool.query<{ name: string }>('SELECT current_database() AS name')
@@ -46,13 +48,27 @@ describe('the optimiser’s kept page set', () => {
 
     const steps: [string, () => Promise<unknown>][] = [
       ['crawls of some pages', () => crawl(urls.slice(0, 60), T0 - MS_PER_HOUR)],
-      ['importance and bounds changed', () => call(t, 'PUT', '/v1/pages', { pages: urls.slice(100, 130).map((u) => ({ url: u, importance: 9, minCrawlsPerDay: 0.5 })) })],
-      ['new pages', () => call(t, 'PUT', '/v1/pages', { pages: [{ url: 'https://set-new.example/a' }, { url: 'https://set-new.example/b' }] })],
+      [
+        'importance and bounds changed',
+        () =>
+          call(t, 'PUT', '/v1/pages', {
+            pages: urls.slice(100, 130).map((u) => ({ url: u, importance: 9, minCrawlsPerDay: 0.5 })),
+          }),
+      ],
+      [
+        'new pages',
+        () =>
+          call(t, 'PUT', '/v1/pages', {
+            pages: [{ url: 'https://set-new.example/a' }, { url: 'https://set-new.example/b' }],
+          }),
+      ],
       ['a lease', () => call(t, 'POST', '/v1/leases', { worker: 'w', limit: 50 })],
       [
         'a deleted page',
         async () => {
-          const page = (await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(urls[5]!)}` })).json()
+          const page = (
+            await t.app.inject({ method: 'GET', url: `/v1/pages/by-url?url=${encodeURIComponent(urls[5]!)}` })
+          ).json()
           await call(t, 'DELETE', `/v1/pages/${page.id}`)
         },
       ],
@@ -68,7 +84,10 @@ describe('the optimiser’s kept page set', () => {
       assert.ok(fresh)
       assert.equal(fresh.pages, kept.pages, `${what}: pages`)
       // The same multiplier, to the last few ulps (the kept run starts its search from the previous λ).
-      assert.ok(Math.abs(fresh.lambda / kept.lambda - 1) < 1e-12, `${what}: the multiplier ${kept.lambda}, a full read ${fresh.lambda}`)
+      assert.ok(
+        Math.abs(fresh.lambda / kept.lambda - 1) < 1e-12,
+        `${what}: the multiplier ${kept.lambda}, a full read ${fresh.lambda}`,
+      )
       assert.equal(fresh.pagesRetimed, 0, `${what}: a full read found rates the kept set did not set`)
       // With nothing written since, the kept set (which took in its own writes) finds nothing to re-time either.
       if (what === 'nothing') assert.equal(kept.pagesRetimed, 0)

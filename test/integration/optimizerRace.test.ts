@@ -16,9 +16,14 @@ test('repeated optimiser runs against concurrent reports never leave a page due 
   const t = await startTestApp()
   try {
     const urls = Array.from({ length: PAGES }, (_, i) => `https://race${i % 7}.example/p${i}`)
-    const budget = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: PAGES * 3 } })
+    const budget = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: { budgetCrawlsPerDay: PAGES * 3 },
+    })
     assert.equal(budget.statusCode, 200, budget.body)
-    const post = (items: Record<string, unknown>[]) => t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })
+    const post = (items: Record<string, unknown>[]) =>
+      t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: items } })
     assert.equal((await post(urls.map((url) => ({ url, crawledAt: iso(T0), contentHash: 'v0' })))).statusCode, 200)
 
     let optimizerRuns = 0
@@ -37,7 +42,9 @@ test('repeated optimiser runs against concurrent reports never leave a page due 
       t.clock.setMs(at)
       const batches: Promise<unknown>[] = []
       for (let from = 0; from < PAGES; from += 25) {
-        const items = urls.slice(from, from + 25).map((url, j) => ({ url, crawledAt: iso(at), contentHash: `v${(round + j) % 3 === 0 ? round : 0}` }))
+        const items = urls
+          .slice(from, from + 25)
+          .map((url, j) => ({ url, crawledAt: iso(at), contentHash: `v${(round + j) % 3 === 0 ? round : 0}` }))
         batches.push(post(items).then((res) => assert.equal(res.statusCode, 200, res.body)))
       }
       await Promise.all(batches)
@@ -50,10 +57,16 @@ test('repeated optimiser runs against concurrent reports never leave a page due 
     let checked = 0
     do {
       const res = await t.app.inject({ method: 'GET', url: `/v1/pages?limit=1000${cursor ? `&cursor=${cursor}` : ''}` })
-      const body = res.json() as { pages: { url: string; lastCrawledAt: string; dueAt: string; crawls: number }[]; nextCursor: string | null }
+      const body = res.json() as {
+        pages: { url: string; lastCrawledAt: string; dueAt: string; crawls: number }[]
+        nextCursor: string | null
+      }
       for (const p of body.pages) {
         assert.equal(p.crawls, ROUNDS + 1, `${p.url}: every report stored`)
-        assert.ok(Date.parse(p.dueAt) > Date.parse(p.lastCrawledAt), `${p.url}: due ${p.dueAt} not after its latest crawl ${p.lastCrawledAt}`)
+        assert.ok(
+          Date.parse(p.dueAt) > Date.parse(p.lastCrawledAt),
+          `${p.url}: due ${p.dueAt} not after its latest crawl ${p.lastCrawledAt}`,
+        )
         checked++
       }
       cursor = body.nextCursor

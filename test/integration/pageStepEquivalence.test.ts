@@ -29,7 +29,13 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
   })
   // The same random stream as the service of startTestApp: the registration spreads first due times with it.
   // The service's leases have budget left (none are taken here), so a late crawl keeps its phase there too.
-  const loop = recrawlPolicy(universe, { estimator: 'mleAdaptive', schedule: 'periodic', reoptimizeDays: 1, random: createRandom(42), catchUpLateness: true })
+  const loop = recrawlPolicy(universe, {
+    estimator: 'mleAdaptive',
+    schedule: 'periodic',
+    reoptimizeDays: 1,
+    random: createRandom(42),
+    catchUpLateness: true,
+  })
   const tracker = new FreshnessTracker(universe)
   const due = new Float64Array(PAGES)
   const ctx: PolicyContext = {
@@ -46,14 +52,25 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
   try {
     const url = (i: number) => `https://equivalence.example/page/${i}`
     const call = async (method: 'GET' | 'PUT' | 'PATCH' | 'POST', path: string, payload?: unknown) => {
-      const res = await t.app.inject({ method, url: path, ...(payload === undefined ? {} : { payload: payload as object }) })
+      const res = await t.app.inject({
+        method,
+        url: path,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      })
       assert.ok(res.statusCode < 300, `${method} ${path} → ${res.statusCode}: ${res.body}`)
       return res.json()
     }
-    await call('PATCH', '/v1/settings', { budgetCrawlsPerDay: universe.budgetCrawlsPerDay, estimator: 'mleAdaptive', schedule: 'periodic' })
-    await call('PUT', '/v1/pages', { pages: Array.from({ length: PAGES }, (_, i) => ({ url: url(i), importance: universe.importance[i]! })) })
+    await call('PATCH', '/v1/settings', {
+      budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
+      estimator: 'mleAdaptive',
+      schedule: 'periodic',
+    })
+    await call('PUT', '/v1/pages', {
+      pages: Array.from({ length: PAGES }, (_, i) => ({ url: url(i), importance: universe.importance[i]! })),
+    })
     const ids: string[] = []
-    for (let i = 0; i < PAGES; i++) ids.push((await call('GET', `/v1/pages/by-url?url=${encodeURIComponent(url(i))}`)).id)
+    for (let i = 0; i < PAGES; i++)
+      ids.push((await call('GET', `/v1/pages/by-url?url=${encodeURIComponent(url(i))}`)).id)
     for (let i = 0; i < PAGES; i++) {
       const served = await call('GET', `/v1/pages/${ids[i]}`)
       assert.equal(Date.parse(served.dueAt) - T0, loop.pages()[i]!.nextCrawlAtMs, `page ${i}: first due time`)
@@ -91,7 +108,8 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
         loop.onTick!(nowDays, ctx)
         await call('POST', '/v1/optimize')
         solves++
-        for (let i = 0; i < PAGES; i++) if (loop.pages()[i]!.crawls > 0) await compare(i, `after the solve at day ${nowDays}`)
+        for (let i = 0; i < PAGES; i++)
+          if (loop.pages()[i]!.crawls > 0) await compare(i, `after the solve at day ${nowDays}`)
         nextSolveDays++
         if (nextSolveDays > HORIZON_DAYS) break
         continue
@@ -100,15 +118,21 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
       t.clock.setMs(T0 + atMs)
       const outcome = tracker.crawl(page, nowDays)
       due[page] = loop.onCrawl(page, nowDays, outcome, ctx)
-      const lastModified = outcome.ageDays === null ? {} : { lastModified: iso(T0 + atMs - Math.round(outcome.ageDays * MS_PER_DAY)) }
-      const body = await call('POST', '/v1/observations', { observations: [{ url: url(page), crawledAt: iso(T0 + atMs), changed: outcome.changed, ...lastModified }] })
+      const lastModified =
+        outcome.ageDays === null ? {} : { lastModified: iso(T0 + atMs - Math.round(outcome.ageDays * MS_PER_DAY)) }
+      const body = await call('POST', '/v1/observations', {
+        observations: [{ url: url(page), crawledAt: iso(T0 + atMs), changed: outcome.changed, ...lastModified }],
+      })
       assert.equal(body.accepted, 1)
       crawls++
       await compare(page, `after crawl ${crawls} at day ${nowDays.toFixed(4)}`)
     }
     assert.ok(crawls > PAGES * HORIZON_DAYS, `only ${crawls} crawls`)
     assert.equal(solves, HORIZON_DAYS)
-    assert.ok(loop.pages().every((p) => p.intervals > 3), 'every page has an estimate of its own')
+    assert.ok(
+      loop.pages().every((p) => p.intervals > 3),
+      'every page has an estimate of its own',
+    )
   } finally {
     await t.close()
   }

@@ -7,7 +7,12 @@ const putPages = (t: TestApp, pages: unknown[]) => t.app.inject({ method: 'PUT',
 
 /** Four pages on two hosts, as the first test leaves them. */
 async function registerPages(t: TestApp): Promise<void> {
-  const res = await putPages(t, [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }, { url: 'https://b.example/1', minCrawlsPerDay: 0.1 }, { url: 'https://a.example/3' }])
+  const res = await putPages(t, [
+    { url: 'https://a.example/1' },
+    { url: 'https://a.example/2' },
+    { url: 'https://b.example/1', minCrawlsPerDay: 0.1 },
+    { url: 'https://a.example/3' },
+  ])
   assert.deepEqual(res.json(), { created: 4, updated: 0 })
 }
 
@@ -63,9 +68,17 @@ describe('pages', () => {
       seen.push(...body.pages.map((p: { url: string }) => p.url))
       cursor = body.nextCursor
     } while (cursor)
-    assert.deepEqual(seen.sort(), ['https://a.example/1', 'https://a.example/2', 'https://a.example/3', 'https://b.example/1'])
+    assert.deepEqual(seen.sort(), [
+      'https://a.example/1',
+      'https://a.example/2',
+      'https://a.example/3',
+      'https://b.example/1',
+    ])
     const b = (await t.app.inject({ method: 'GET', url: '/v1/pages?host=b.example' })).json()
-    assert.deepEqual(b.pages.map((p: { url: string }) => p.url), ['https://b.example/1'])
+    assert.deepEqual(
+      b.pages.map((p: { url: string }) => p.url),
+      ['https://b.example/1'],
+    )
     assert.equal(b.nextCursor, null)
     const bad = await t.app.inject({ method: 'GET', url: '/v1/pages?cursor=abc' })
     assert.equal(bad.statusCode, 400)

@@ -16,7 +16,10 @@ describe('objective freshness-renewal', () => {
     const t = await testAppFor(ctx)
     const random = createRandom(12)
     const n = 30
-    const pages = Array.from({ length: n }, (_, i) => ({ url: `https://r${i % 3}.example/${i}`, importance: 1 + (i % 5) }))
+    const pages = Array.from({ length: n }, (_, i) => ({
+      url: `https://r${i % 3}.example/${i}`,
+      importance: 1 + (i % 5),
+    }))
     await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
     // Even pages: Pareto (α = 1.5) updates, mean one a day; odd pages: Poisson, once a day. 120 daily crawls with Last-Modified.
     const crawls = 120
@@ -46,18 +49,33 @@ describe('objective freshness-renewal', () => {
       }
     }
     for (let i = 0; i < observations.length; i += 2000) {
-      const r = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: observations.slice(i, i + 2000) } })
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/v1/observations',
+        payload: { observations: observations.slice(i, i + 2000) },
+      })
       assert.equal(r.statusCode, 200, r.body)
     }
     const budget = 12
-    const patch = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: budget, objective: 'freshness-renewal', minCrawlsPerDay: 0.01 } })
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: { budgetCrawlsPerDay: budget, objective: 'freshness-renewal', minCrawlsPerDay: 0.01 },
+    })
     assert.equal(patch.statusCode, 200, patch.body)
     const run = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
     assert.equal(run.statusCode, 200, run.body)
     const lambda = run.json().lambda as number
     assert.ok(lambda > 0)
 
-    const { rows } = await t.db.pool.query<{ importance: number; changes: number; rate: number; state: Buffer; shape: number | null; ratio: number | null }>(
+    const { rows } = await t.db.pool.query<{
+      importance: number
+      changes: number
+      rate: number
+      state: Buffer
+      shape: number | null
+      ratio: number | null
+    }>(
       `SELECT s.importance, p.changes_per_day AS changes, s.crawls_per_day AS rate, p.estimator_state AS state, p.age_shape AS shape, p.age_shape_rate_ratio AS ratio
        FROM pages p JOIN page_schedule s ON s.page_id = p.id`,
     )

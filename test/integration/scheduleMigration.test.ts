@@ -68,14 +68,22 @@ describe('migration 0015: the schedule gets a table of its own', () => {
     assert.deepEqual(columns, [], 'the moved columns are gone from pages')
 
     // A page that moves to a paced host: its schedule row follows, is marked polite, and its version moves.
-    await db.pool.query(`UPDATE pages SET url = 'https://paced.example/2', host = 'paced.example' WHERE url = 'https://a.example/1'`)
+    await db.pool.query(
+      `UPDATE pages SET url = 'https://paced.example/2', host = 'paced.example' WHERE url = 'https://a.example/1'`,
+    )
     let rows = await read()
     assert.deepEqual([rows[0]!.host, rows[0]!.polite, rows[0]!.version], ['paced.example', true, 8])
     // The host loses its pace: its pages are unmarked; it gains one again: marked.
     await db.pool.query(`UPDATE hosts SET min_delay_seconds = NULL WHERE host = 'paced.example'`)
-    assert.deepEqual((await read()).map((r) => r.polite), [false, false, false])
+    assert.deepEqual(
+      (await read()).map((r) => r.polite),
+      [false, false, false],
+    )
     await db.pool.query(`UPDATE hosts SET crawl_delay_seconds = 5 WHERE host = 'paced.example'`)
-    assert.deepEqual((await read()).map((r) => r.polite), [true, false, true])
+    assert.deepEqual(
+      (await read()).map((r) => r.polite),
+      [true, false, true],
+    )
     // A new schedule row of a paced host starts polite.
     await db.pool.query(
       `WITH page AS (INSERT INTO pages (url, host) VALUES ('https://paced.example/3', 'paced.example') RETURNING id, host)
@@ -84,7 +92,12 @@ describe('migration 0015: the schedule gets a table of its own', () => {
     rows = await read()
     assert.deepEqual([rows[3]!.polite, rows[3]!.importance, rows[3]!.version], [true, 1, 0])
     // A schedule row cannot name another host than its page's, and a deleted page takes its row along.
-    await assert.rejects(db.pool.query(`UPDATE page_schedule SET host = 'elsewhere.example' WHERE page_id = (SELECT min(page_id) FROM page_schedule)`), /foreign key/)
+    await assert.rejects(
+      db.pool.query(
+        `UPDATE page_schedule SET host = 'elsewhere.example' WHERE page_id = (SELECT min(page_id) FROM page_schedule)`,
+      ),
+      /foreign key/,
+    )
     await db.pool.query(`DELETE FROM pages WHERE url = 'https://a.example/2'`)
     const { rows: left } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM page_schedule')
     assert.equal(left[0]!.n, 3)

@@ -58,7 +58,8 @@ describe('settings', () => {
     const { patch, getPage } = api(t)
     const url = 'https://s.example/p'
     const obs = [{ url, crawledAt: iso(T0 - 10 * MS_PER_DAY) }]
-    for (let i = 1; i <= 9; i++) obs.push({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), changed: i % 3 === 0 } as never)
+    for (let i = 1; i <= 9; i++)
+      obs.push({ url, crawledAt: iso(T0 - (10 - i) * MS_PER_DAY), changed: i % 3 === 0 } as never)
     await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations: obs } })
     const mle = await getPage(url)
     assert.equal(mle.changesPerDay, mle.estimates.mle)

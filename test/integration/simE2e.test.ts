@@ -27,14 +27,19 @@ describe('simulate --e2e (src/sim/e2e.ts)', () => {
       for (const use of report.budgetUsePerDay) assert.ok(use > 0.5 && use <= 1.25, `budget use ${use}`)
       const reportedAfterWarmup = report.budgetUsePerDay.reduce((s, u) => s + u * report.budgetCrawlsPerDay, 0)
       assert.ok(reportedAfterWarmup <= report.service.crawls)
-      assert.match(report.text, /budget use per day after warm-up \(crawls reported \/ budget, 3 days\): mean \d\.\d{3}/)
+      assert.match(
+        report.text,
+        /budget use per day after warm-up \(crawls reported \/ budget, 3 days\): mean \d\.\d{3}/,
+      )
       // The service hands out its budget every day after the warm-up, within one crawl (24 a day here).
       assert.equal(report.handOutsPerDay.length, 3)
       for (const use of report.handOutsPerDay) assert.ok(Math.abs(use * 24 - 24) <= 1, `handed out ${use * 24} of 24`)
       assert.equal(report.handOutsPerHour.length, 3 * 24)
 
       // The service saw exactly the crawls the driver reports, all through the client's requests.
-      const stats = await ok(createRecrawlClient({ baseUrl: url }).GET('/v1/stats', { params: { query: { hours: 1 } } }))
+      const stats = await ok(
+        createRecrawlClient({ baseUrl: url }).GET('/v1/stats', { params: { query: { hours: 1 } } }),
+      )
       assert.equal(stats.counters.observations.accepted, report.service.crawls)
       assert.ok(report.service.requests > report.service.crawls / 24)
       assert.ok(report.service.freshness > 0 && report.service.freshness <= 1)

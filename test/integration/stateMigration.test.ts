@@ -4,11 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import {
-  currentEstimates,
-  decodeEstimatorState,
-  readEstimatorState,
-} from '../../src/math/estimators/index.ts'
+import { currentEstimates, decodeEstimatorState, readEstimatorState } from '../../src/math/estimators/index.ts'
 import { jumpingHistory, SETTINGS } from '../unit/math/estimatorsHelpers.ts'
 import { openDatabaseBefore } from '../helpers/testApp.ts'
 
@@ -24,26 +20,45 @@ describe('migration 0006: jsonb estimator states become bytes', () => {
 
   /** A state as jsonb held it before 0006: without the fields that later layouts added (shape fit, block statistics). */
   function asStoredThen(state: ReturnType<typeof jumpingHistory>): Record<string, unknown> {
-    const { ageHistogram: _a, ageShape: _b, ageShapeRateRatio: _c, ageShapeFitIntervals: _d, segment, ...rest } = readEstimatorState(state)
-    const { blockIntervals: _e, blockChanges: _f, blockExpected: _g, blockVariance: _h, blocks: _i, squaredResiduals: _j, variances: _k, dispersionUp: _l, dispersionDown: _m, ...oldSegment } =
-      segment
+    const {
+      ageHistogram: _a,
+      ageShape: _b,
+      ageShapeRateRatio: _c,
+      ageShapeFitIntervals: _d,
+      segment,
+      ...rest
+    } = readEstimatorState(state)
+    const {
+      blockIntervals: _e,
+      blockChanges: _f,
+      blockExpected: _g,
+      blockVariance: _h,
+      blocks: _i,
+      squaredResiduals: _j,
+      variances: _k,
+      dispersionUp: _l,
+      dispersionDown: _m,
+      ...oldSegment
+    } = segment
     return { ...rest, segment: oldSegment }
   }
 
   it('converts every state value for value, a state without segment keeps the whole history as one, and {} becomes NULL', async () => {
-    const states = Array.from({ length: 40 }, (_, i) => asStoredThen(jumpingHistory(i + 1, (i * 5) % 80 + 1)))
+    const states = Array.from({ length: 40 }, (_, i) => asStoredThen(jumpingHistory(i + 1, ((i * 5) % 80) + 1)))
     const legacy = asStoredThen(jumpingHistory(99, 25))
     const { segment: _dropped, ...withoutSegment } = legacy
     const stored: unknown[] = [...states, withoutSegment, {}]
     for (const [i, state] of stored.entries()) {
-      await db.pool.query(`INSERT INTO pages (url, host, next_crawl_at, estimator_state) VALUES ($1, 'h.example', now(), $2::jsonb)`, [
-        `https://h.example/${i}`,
-        JSON.stringify(state),
-      ])
+      await db.pool.query(
+        `INSERT INTO pages (url, host, next_crawl_at, estimator_state) VALUES ($1, 'h.example', now(), $2::jsonb)`,
+        [`https://h.example/${i}`, JSON.stringify(state)],
+      )
     }
     // Exactly 0006: later migrations are not this test's subject.
     assert.deepEqual(await older.applyNext(), ['0006'])
-    const { rows } = await db.pool.query<{ url: string; state: Buffer | null }>(`SELECT url, estimator_state AS state FROM pages ORDER BY id`)
+    const { rows } = await db.pool.query<{ url: string; state: Buffer | null }>(
+      `SELECT url, estimator_state AS state FROM pages ORDER BY id`,
+    )
     assert.equal(rows.length, stored.length)
     for (const [i, row] of rows.entries()) {
       const before = stored[i]

@@ -11,7 +11,10 @@ import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
 
 const withApp = (run: (t: TestApp) => Promise<void>) => withTestApp(run, { statsCacheMs: 0 })
 
-async function report(t: TestApp, observations: Record<string, unknown>[]): Promise<{ accepted: number; duplicates: number; late: number; rejected: unknown[] }> {
+async function report(
+  t: TestApp,
+  observations: Record<string, unknown>[],
+): Promise<{ accepted: number; duplicates: number; late: number; rejected: unknown[] }> {
   const res = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
   assert.equal(res.statusCode, 200, res.body)
   return res.json()
@@ -32,7 +35,11 @@ interface Crawl {
 
 /** A page's crawls in time order: the first is its baseline, the later ones say changed (or failed). */
 function history(url: string, times: { atMs: number; httpStatus?: number; changed?: boolean }[]): Crawl[] {
-  return times.map((c, i) => ({ url, ...c, ...(i > 0 && c.changed === undefined && !(c.httpStatus && c.httpStatus >= 400) ? { changed: false } : {}) }))
+  return times.map((c, i) => ({
+    url,
+    ...c,
+    ...(i > 0 && c.changed === undefined && !(c.httpStatus && c.httpStatus >= 400) ? { changed: false } : {}),
+  }))
 }
 
 const toItems = (crawls: Crawl[]) =>
@@ -81,12 +88,23 @@ describe('GET /v1/stats window and crawl activity', () => {
         const firstHour = Math.floor(fromMs / MS_PER_HOUR) * MS_PER_HOUR
         assert.deepEqual(
           s.crawlActivity.map((a: { hourStart: string }) => a.hourStart),
-          Array.from({ length: Math.floor(now / MS_PER_HOUR) - firstHour / MS_PER_HOUR + 1 }, (_, i) => iso(firstHour + i * MS_PER_HOUR)),
+          Array.from({ length: Math.floor(now / MS_PER_HOUR) - firstHour / MS_PER_HOUR + 1 }, (_, i) =>
+            iso(firstHour + i * MS_PER_HOUR),
+          ),
         )
-        for (const a of s.crawlActivity as { hourStart: string; crawls: number; changes: number; fetchesByStatusClass: Record<StatusClass, number> }[]) {
+        for (const a of s.crawlActivity as {
+          hourStart: string
+          crawls: number
+          changes: number
+          fetchesByStatusClass: Record<StatusClass, number>
+        }[]) {
           const startMs = Date.parse(a.hourStart)
-          const inHour = crawls.filter((c) => c.atMs >= startMs && c.atMs < startMs + MS_PER_HOUR && c.atMs > fromMs && c.atMs <= now)
-          const expected = Object.fromEntries(STATUS_CLASSES.map((cls) => [cls, inHour.filter((c) => statusClassOf(c.httpStatus) === cls).length]))
+          const inHour = crawls.filter(
+            (c) => c.atMs >= startMs && c.atMs < startMs + MS_PER_HOUR && c.atMs > fromMs && c.atMs <= now,
+          )
+          const expected = Object.fromEntries(
+            STATUS_CLASSES.map((cls) => [cls, inHour.filter((c) => statusClassOf(c.httpStatus) === cls).length]),
+          )
           assert.deepEqual(a.fetchesByStatusClass, expected, `${a.hourStart} (${hours} h)`)
           assert.equal(a.crawls, inHour.length)
           // Changes are counted by ingest: a crawl's changed flag only counts when it closed an interval.
@@ -97,7 +115,12 @@ describe('GET /v1/stats window and crawl activity', () => {
       }
       // The 6 h window, spelled out once: three 2xx, two 5xx, one of every other class.
       const six = await stats(t, 6)
-      const sum = Object.fromEntries(STATUS_CLASSES.map((cls) => [cls, six.crawlActivity.reduce((n: number, a: any) => n + a.fetchesByStatusClass[cls], 0)]))
+      const sum = Object.fromEntries(
+        STATUS_CLASSES.map((cls) => [
+          cls,
+          six.crawlActivity.reduce((n: number, a: any) => n + a.fetchesByStatusClass[cls], 0),
+        ]),
+      )
       assert.deepEqual(sum, { '1xx': 1, '2xx': 3, '3xx': 1, '4xx': 1, '5xx': 2, none: 1 })
     })
   })
@@ -117,7 +140,10 @@ describe('GET /v1/stats window and crawl activity', () => {
       const s = await stats(t, 6)
       const byHour = new Map((s.crawlActivity as any[]).map((a) => [a.hourStart, a.fetchesByStatusClass['5xx']]))
       assert.equal(byHour.get(iso(T0 - 2 * MS_PER_HOUR)), 1)
-      assert.equal([...byHour.values()].reduce((n, v) => n + v, 0), 1)
+      assert.equal(
+        [...byHour.values()].reduce((n, v) => n + v, 0),
+        1,
+      )
       assert.deepEqual(
         s.fetchFailures.map((f: any) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
         [['late.example', 500, 1, 1, iso(T0 - 2 * MS_PER_HOUR)]],
@@ -135,7 +161,10 @@ describe('GET /v1/stats fetch failures', () => {
       // 3xx, 2xx and crawls without a status are no failures; a 503 before the window is outside it;
       // the 4 h window starts exactly at the 102 (start exclusive).
       for (const [i, url] of ['https://shop.example/1', 'https://shop.example/2', 'https://shop.example/3'].entries()) {
-        const times = [{ atMs: T0 - 10 * MS_PER_HOUR, httpStatus: 200 }, { atMs: T0 - 5 * MS_PER_HOUR + i * MS_PER_MINUTE, httpStatus: 503 }]
+        const times = [
+          { atMs: T0 - 10 * MS_PER_HOUR, httpStatus: 200 },
+          { atMs: T0 - 5 * MS_PER_HOUR + i * MS_PER_MINUTE, httpStatus: 503 },
+        ]
         if (i === 0) times.push({ atMs: T0 - 2 * MS_PER_HOUR, httpStatus: 503 })
         crawls.push(...history(url, times))
       }
@@ -176,8 +205,14 @@ describe('GET /v1/stats fetch failures', () => {
       )
       // The rows add up to the failure classes of the hourly activity.
       for (const w of [s, narrow]) {
-        const failedByClass = (w.crawlActivity as any[]).reduce((n, a) => n + a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx'], 0)
-        assert.equal(w.fetchFailures.reduce((n: number, f: any) => n + f.fetches, 0), failedByClass)
+        const failedByClass = (w.crawlActivity as any[]).reduce(
+          (n, a) => n + a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx'],
+          0,
+        )
+        assert.equal(
+          w.fetchFailures.reduce((n: number, f: any) => n + f.fetches, 0),
+          failedByClass,
+        )
       }
     })
   })
@@ -185,7 +220,15 @@ describe('GET /v1/stats fetch failures', () => {
   it('is empty without failures', async () => {
     await withApp(async (t) => {
       t.clock.setMs(T0)
-      await report(t, toItems(history('https://fine.example/', [{ atMs: T0 - 2 * MS_PER_HOUR, httpStatus: 200 }, { atMs: T0 - MS_PER_HOUR, httpStatus: 304 }])))
+      await report(
+        t,
+        toItems(
+          history('https://fine.example/', [
+            { atMs: T0 - 2 * MS_PER_HOUR, httpStatus: 200 },
+            { atMs: T0 - MS_PER_HOUR, httpStatus: 304 },
+          ]),
+        ),
+      )
       const s = await stats(t)
       assert.deepEqual(s.fetchFailures, [])
       assert.equal(s.windowHours, 48)

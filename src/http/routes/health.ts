@@ -4,7 +4,10 @@ import { pendingMigrations } from '../../store/migrate.ts'
 import { json, unavailable } from '../responses.ts'
 import { healthSchema, readinessSchema } from '../schemas.ts'
 
-export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 'postgres' | 'embedded' }> = async (app, ctx) => {
+export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 'postgres' | 'embedded' }> = async (
+  app,
+  ctx,
+) => {
   app.get('/healthz', {
     schema: {
       operationId: 'healthz',
@@ -24,13 +27,18 @@ export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 
       description: 'Open (no key). Load balancers send traffic only while this is 200.',
       response: {
         200: json('Ready: the database is reachable and fully migrated.', readinessSchema),
-        503: unavailable('Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem).', readinessSchema),
+        503: unavailable(
+          'Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem).',
+          readinessSchema,
+        ),
       },
     },
     handler: async (_request, reply) => {
       const pending = await pendingMigrations(ctx.pool)
       const ready = pending.length === 0
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database: ctx.databaseKind, pendingMigrations: pending })
+      return reply
+        .code(ready ? 200 : 503)
+        .send({ status: ready ? 'ready' : 'not ready', database: ctx.databaseKind, pendingMigrations: pending })
     },
   })
 }

@@ -33,7 +33,13 @@ export const observationsRoutes: FastifyPluginAsyncZod<AppContext & Observations
     handler: async (request) => {
       const result = await ingestObservations(ctx, request.body.observations)
       ctx.onIngested?.(result, request.body.observations)
-      return { accepted: result.accepted, duplicates: result.duplicates, late: result.late, rejected: result.rejected, leaseNotCompleted: result.leaseNotCompleted }
+      return {
+        accepted: result.accepted,
+        duplicates: result.duplicates,
+        late: result.late,
+        rejected: result.rejected,
+        leaseNotCompleted: result.leaseNotCompleted,
+      }
     },
   })
 }

@@ -10,7 +10,13 @@ import type { Logger } from 'pino'
 import { z } from 'zod'
 import type { Clock } from '../../domain/clock.ts'
 import { counterTotalsSchema, createMetrics, type Metrics } from '../../ops/metrics.ts'
-import { createStats, DEFAULT_STATS_CACHE_MS, statsDetailsSchema, statsSnapshotSchema, type Stats } from '../../ops/stats.ts'
+import {
+  createStats,
+  DEFAULT_STATS_CACHE_MS,
+  statsDetailsSchema,
+  statsSnapshotSchema,
+  type Stats,
+} from '../../ops/stats.ts'
 import { json, problems } from '../responses.ts'
 import { HOURS_PER_DAY, MS_PER_SECOND } from '../../math/units.ts'
 
@@ -40,7 +46,12 @@ export function installOps(
   app: FastifyInstance,
   deps: { pool: pg.Pool; clock: Clock; logger?: Logger | undefined; statsCacheMs?: number | undefined },
 ): Ops {
-  const stats = createStats({ pool: deps.pool, clock: deps.clock, logger: deps.logger, cacheMs: deps.statsCacheMs ?? DEFAULT_STATS_CACHE_MS })
+  const stats = createStats({
+    pool: deps.pool,
+    clock: deps.clock,
+    logger: deps.logger,
+    cacheMs: deps.statsCacheMs ?? DEFAULT_STATS_CACHE_MS,
+  })
   const metrics = createMetrics({ stats, logger: deps.logger })
   app.decorate('metrics', metrics)
   app.decorate('stats', stats)
@@ -55,7 +66,11 @@ export function installOps(
 
 const statsResponseSchema = z
   .object({ ...statsSnapshotSchema.shape, counters: counterTotalsSchema, ...statsDetailsSchema.shape })
-  .meta({ id: 'Stats', description: 'The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.' })
+  .meta({
+    id: 'Stats',
+    description:
+      'The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.',
+  })
 
 /** GET /metrics (open), GET /v1/stats (reader) and the dashboard at / with its chart library. */
 export const opsRoutes: FastifyPluginAsyncZod<Ops> = async (app, ops) => {
@@ -85,16 +100,29 @@ export const opsRoutes: FastifyPluginAsyncZod<Ops> = async (app, ops) => {
       operationId: 'getStats',
       tags: ['operations'],
       summary: 'The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts and time series',
-      description: 'A snapshot cached for a few seconds per replica; the time series and crawl activity cover the last `hours`.',
+      description:
+        'A snapshot cached for a few seconds per replica; the time series and crawl activity cover the last `hours`.',
       querystring: z.object({
-        hours: z.coerce.number().int().min(1).max(HOURS_PER_DAY * 30).default(48).describe('Window of the time series and crawl activity.'),
+        hours: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(HOURS_PER_DAY * 30)
+          .default(48)
+          .describe('Window of the time series and crawl activity.'),
       }),
-      response: { 200: json('The statistics.', statsResponseSchema), ...problems({ 400: 'hours is not an integer from 1 to 720.' }) },
+      response: {
+        200: json('The statistics.', statsResponseSchema),
+        ...problems({ 400: 'hours is not an integer from 1 to 720.' }),
+      },
     },
     handler: async (request) => {
       // The snapshot first: taking it records this minute's sample, which the series then includes.
       const snapshot = await ops.stats.snapshot()
-      const [details, counters] = await Promise.all([ops.stats.details({ windowHours: request.query.hours }), ops.metrics.counterTotals()])
+      const [details, counters] = await Promise.all([
+        ops.stats.details({ windowHours: request.query.hours }),
+        ops.metrics.counterTotals(),
+      ])
       return { ...snapshot, counters, ...details }
     },
   })

@@ -27,7 +27,8 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       operationId: 'putPages',
       tags: ['pages'],
       summary: 'Register or update pages in bulk',
-      description: 'PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written.',
+      description:
+        'PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written.',
       body: putPagesBodySchema,
       response: {
         200: json('Every page of the batch is written, with its rate and due time.', pageBatchResultSchema),
@@ -48,7 +49,11 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       response: { 200: json('The next pages.', pageListSchema), ...problems({ 400: 'Bad host, cursor or limit.' }) },
     },
     handler: async (request) =>
-      listPageViews(ctx, { host: request.query.host ?? null, cursor: request.query.cursor ?? null, limit: request.query.limit }),
+      listPageViews(ctx, {
+        host: request.query.host ?? null,
+        cursor: request.query.cursor ?? null,
+        limit: request.query.limit,
+      }),
   })
 
   app.get('/v1/pages/by-url', {
@@ -57,7 +62,8 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       operationId: 'getPageByUrl',
       tags: ['pages'],
       summary: 'Read a page by URL (normalised before lookup)',
-      description: 'The URL is normalised as on registration (lower-case scheme and host, default port and fragment dropped) before the lookup.',
+      description:
+        'The URL is normalised as on registration (lower-case scheme and host, default port and fragment dropped) before the lookup.',
       querystring: z.object({ url: z.string().min(1).describe('Absolute http(s) URL of the page.') }),
       response: {
         200: json('The page.', pageSchema),
@@ -111,7 +117,10 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       },
     },
     handler: async (request) =>
-      listPageObservations(ctx, request.params.id, { before: request.query.before ?? null, limit: request.query.limit }),
+      listPageObservations(ctx, request.params.id, {
+        before: request.query.before ?? null,
+        limit: request.query.limit,
+      }),
   })
 
   app.get('/v1/pages/:id/estimates', {

@@ -1,6 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { hostLimitsSchema, hostListSchema, hostSchema, listHostLimits, putHostLimits, removeHostLimits } from '../../domain/hosts.ts'
+import {
+  hostLimitsSchema,
+  hostListSchema,
+  hostSchema,
+  listHostLimits,
+  putHostLimits,
+  removeHostLimits,
+} from '../../domain/hosts.ts'
 import {
   leaseGrantSchema,
   leaseReleaseSchema,
@@ -31,7 +38,9 @@ interface ScheduleHooks {
   onOptimized?: (result: OptimizeResult) => void
 }
 
-const hostParams = z.object({ host: z.string().min(1).describe('Host name as pages carry it (lower case, with a port when not the default).') })
+const hostParams = z.object({
+  host: z.string().min(1).describe('Host name as pages carry it (lower case, with a port when not the default).'),
+})
 
 export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> = async (app, ctx) => {
   app.post('/v1/leases', {
@@ -44,7 +53,10 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
         'Pages whose dueAt has passed (a page’s nextCrawlAt, or sooner while recrawl explores or probes it), most overdue first (higher importance first when tied). Concurrent callers never receive the same page; a host with ' +
         'minDelaySeconds gets at most one page per delay. Report each crawl with the leaseId to complete it; unfinished pages return to the pool when the lease expires.',
       body: leaseRequestSchema,
-      response: { 200: json('The lease and its pages (none when nothing is due).', leaseGrantSchema), ...problems({ 400: true }) },
+      response: {
+        200: json('The lease and its pages (none when nothing is due).', leaseGrantSchema),
+        ...problems({ 400: true }),
+      },
     },
     handler: async (request) => {
       const grant = await takeLease(ctx, request.body)
@@ -63,7 +75,10 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       params: z.object({ leaseId: z.uuid().describe('leaseId from POST /v1/leases') }),
       response: {
         200: json('The lease is released.', leaseReleaseSchema),
-        ...problems({ 400: 'leaseId is not a UUID.', 404: 'No active lease with this id (completed, expired or unknown).' }),
+        ...problems({
+          400: 'leaseId is not a UUID.',
+          404: 'No active lease with this id (completed, expired or unknown).',
+        }),
       },
     },
     handler: async (request) => releaseLeaseEarly(ctx, request.params.leaseId),
@@ -81,7 +96,10 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       body: leaseExtensionSchema,
       response: {
         200: json('The lease is extended.', leaseExtendedSchema),
-        ...problems({ 400: 'leaseId is not a UUID, or the body is invalid.', 404: 'No active lease with this id (completed, expired or unknown).' }),
+        ...problems({
+          400: 'leaseId is not a UUID, or the body is invalid.',
+          404: 'No active lease with this id (completed, expired or unknown).',
+        }),
       },
     },
     handler: async (request) => extendLeaseFor(ctx, request.params.leaseId, request.body),
@@ -122,7 +140,8 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       let until: Date | null = null
       if (request.query.until !== undefined) {
         const read = readTimestamp(request.query.until)
-        if ('error' in read) throw new InvalidInputError(`until is ${read.error}`, [{ path: '/querystring/until', message: read.error }])
+        if ('error' in read)
+          throw new InvalidInputError(`until is ${read.error}`, [{ path: '/querystring/until', message: read.error }])
         until = new Date(read.ms)
       }
       return schedulePreview(ctx, { limit: request.query.limit, until })
@@ -138,7 +157,9 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       description: 'Waits for a run in progress on another replica. Bounds whose sum exceeds the budget → 422.',
       response: {
         200: json('The run’s outcome; every page’s rate and due time are stored.', optimizerRunSchema),
-        ...problems({ 422: 'The pages’ lower bounds need more than the budget or a host’s cap, or the optimiser cannot represent the solution; nothing was changed.' }),
+        ...problems({
+          422: 'The pages’ lower bounds need more than the budget or a host’s cap, or the optimiser cannot represent the solution; nothing was changed.',
+        }),
       },
     },
     handler: async () => {
@@ -169,7 +190,10 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       description: 'maxCrawlsPerDay applies from the next optimiser run; minDelaySeconds from the next lease.',
       params: hostParams,
       body: hostLimitsSchema,
-      response: { 200: json('The host with its new limits.', hostSchema), ...problems({ 400: true, 409: true, 413: true }) },
+      response: {
+        200: json('The host with its new limits.', hostSchema),
+        ...problems({ 400: true, 409: true, 413: true }),
+      },
     },
     handler: async (request) =>
       putHostLimits(ctx, request.params.host, {
@@ -186,7 +210,10 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext & ScheduleHooks> =
       summary: 'Remove a host’s limits',
       description: 'The host’s pages keep their rates until the next optimiser run; leases stop spacing them at once.',
       params: hostParams,
-      response: { 204: z.null().describe('The limits are removed.'), ...problems({ 400: 'Not a host name.', 404: 'The host has no limits.' }) },
+      response: {
+        204: z.null().describe('The limits are removed.'),
+        ...problems({ 400: 'Not a host name.', 404: 'The host has no limits.' }),
+      },
     },
     handler: async (request, reply) => {
       await removeHostLimits(ctx, request.params.host)

@@ -9,7 +9,9 @@ import { json, problems } from '../responses.ts'
 
 const clockSchema = z.object({ now: timestampSchema }).meta({ id: 'Clock', description: 'The simulated time.' })
 const clockMoveSchema = z
-  .object({ now: timestampSchema.describe('RFC 3339 time to move to; an earlier time than the current one changes nothing.') })
+  .object({
+    now: timestampSchema.describe('RFC 3339 time to move to; an earlier time than the current one changes nothing.'),
+  })
   .meta({ id: 'ClockMove', description: 'Where to move the simulated time.' })
 
 export const settingsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) => {
@@ -70,11 +72,15 @@ export const clockRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       summary: 'Move simulated time forward (SIMULATED_CLOCK=true only; never backwards)',
       description: 'A time before the current one leaves the clock where it is.',
       body: clockMoveSchema,
-      response: { 200: json('The simulated time after the move.', clockSchema), ...problems({ 400: 'now is not an RFC 3339 timestamp.', 413: true }) },
+      response: {
+        200: json('The simulated time after the move.', clockSchema),
+        ...problems({ 400: 'now is not an RFC 3339 timestamp.', 413: true }),
+      },
     },
     handler: async (request) => {
       const read = readTimestamp(request.body.now)
-      if ('error' in read) throw new InvalidInputError(`now is ${read.error}`, [{ path: '/body/now', message: read.error }])
+      if ('error' in read)
+        throw new InvalidInputError(`now is ${read.error}`, [{ path: '/body/now', message: read.error }])
       ctx.clock.advanceTo?.(read.ms)
       return { now: new Date(ctx.clock.nowMs()).toISOString() }
     },

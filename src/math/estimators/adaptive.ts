@@ -118,7 +118,10 @@ function cusumStep(sum: number, evidence: number, cap: number, threshold: number
   return Math.max(0, sum + evidence)
 }
 
-type BlockStatistics = Pick<SegmentState, 'blockIntervals' | 'blockChanges' | 'blockExpected' | 'blockVariance' | 'blocks' | 'squaredResiduals' | 'variances'>
+type BlockStatistics = Pick<
+  SegmentState,
+  'blockIntervals' | 'blockChanges' | 'blockExpected' | 'blockVariance' | 'blocks' | 'squaredResiduals' | 'variances'
+>
 
 function pick(s: SegmentState): BlockStatistics {
   const { blockIntervals, blockChanges, blockExpected, blockVariance, blocks, squaredResiduals, variances } = s
@@ -131,14 +134,18 @@ export function restartThreshold(intervals: number): number {
 }
 
 /** Log-likelihood ratio of one interval: rate `alternative` against `rate` (both > 0). */
-export function intervalLogLikelihoodRatio(rate: number, alternative: number, intervalDays: number, changed: boolean): number {
+export function intervalLogLikelihoodRatio(
+  rate: number,
+  alternative: number,
+  intervalDays: number,
+  changed: boolean,
+): number {
   if (!changed) return -(alternative - rate) * intervalDays
   const p0 = -Math.expm1(-rate * intervalDays)
   const p1 = -Math.expm1(-alternative * intervalDays)
   if (!(p0 > 0)) return p1 > 0 ? Infinity : 0
   return Math.log(p1 / p0)
 }
-
 
 /**
  * Applies one interval (length ≥ 0 days, sanitised by the caller): first the change tests against
@@ -176,8 +183,18 @@ export function stepSegment(segment: SegmentState, intervalDays: number, changed
   if (s.intervals >= MIN_SEGMENT_INTERVALS && rate !== null && rate > 0) {
     const threshold = restartThreshold(s.intervals)
     const cap = MAX_INTERVAL_SHARE * threshold
-    up = cusumStep(up, intervalLogLikelihoodRatio(rate, rate * CHANGE_FACTOR, intervalDays, changed) / dispersionUp, cap, threshold)
-    down = cusumStep(down, intervalLogLikelihoodRatio(rate, rate / CHANGE_FACTOR, intervalDays, changed) / dispersionDown, cap, threshold)
+    up = cusumStep(
+      up,
+      intervalLogLikelihoodRatio(rate, rate * CHANGE_FACTOR, intervalDays, changed) / dispersionUp,
+      cap,
+      threshold,
+    )
+    down = cusumStep(
+      down,
+      intervalLogLikelihoodRatio(rate, rate / CHANGE_FACTOR, intervalDays, changed) / dispersionDown,
+      cap,
+      threshold,
+    )
     if (up > threshold || down > threshold) {
       s = emptySegment(s.restarts + 1)
       up = 0

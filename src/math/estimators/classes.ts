@@ -28,7 +28,11 @@ export function uniformClassLogProbabilities(): number[] {
 }
 
 /** P(c) ∝ P(c)·(1 − e^{−λ_c τ})^I·(e^{−λ_c τ})^{1−I}, renormalised so that the largest entry is 0. */
-export function stepClassLogProbabilities(logProbabilities: readonly number[], intervalDays: number, changed: boolean): number[] {
+export function stepClassLogProbabilities(
+  logProbabilities: readonly number[],
+  intervalDays: number,
+  changed: boolean,
+): number[] {
   const days = Math.max(intervalDays, changed ? MIN_CLASS_INTERVAL_DAYS : 0)
   const updated = CHANGE_CLASSES.map(({ changesPerDay }, i) => {
     const prior = logProbabilities[i] ?? 0
@@ -37,7 +41,9 @@ export function stepClassLogProbabilities(logProbabilities: readonly number[], i
   })
   const max = Math.max(...updated)
   if (!Number.isFinite(max)) return uniformClassLogProbabilities()
-  return updated.map((v) => (Number.isFinite(v) ? Math.max(CLASS_LOG_PROBABILITY_FLOOR, v - max) : CLASS_LOG_PROBABILITY_FLOOR))
+  return updated.map((v) =>
+    Number.isFinite(v) ? Math.max(CLASS_LOG_PROBABILITY_FLOOR, v - max) : CLASS_LOG_PROBABILITY_FLOOR,
+  )
 }
 
 /** Normalised class probabilities from stored log-probabilities. */

@@ -64,7 +64,17 @@ export function encodeEstimatorState(state: EstimatorState): Uint8Array {
   pushHistogram(values, g.changedHistogram)
   values.push(nullable(s.ageShape), s.ageShapeRateRatio, s.ageShapeFitIntervals)
   pushHistogram(values, s.ageHistogram)
-  values.push(g.blockIntervals, g.blockChanges, g.blockExpected, g.blockVariance, g.blocks, g.squaredResiduals, g.variances, g.dispersionUp, g.dispersionDown)
+  values.push(
+    g.blockIntervals,
+    g.blockChanges,
+    g.blockExpected,
+    g.blockVariance,
+    g.blocks,
+    g.squaredResiduals,
+    g.variances,
+    g.dispersionUp,
+    g.dispersionDown,
+  )
   const bytes = new Uint8Array(values.length * 8)
   const view = new DataView(bytes.buffer)
   for (let i = 0; i < values.length; i++) view.setFloat64(i * 8, values[i]!, false)
@@ -130,7 +140,12 @@ export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState |
   const segmentHistogram = r.list(r.next(), 4)
   const shapeFields =
     version >= 2
-      ? { ageShape: r.nullable(), ageShapeRateRatio: r.next(), ageShapeFitIntervals: r.next(), ageHistogram: r.list(r.next(), 4) }
+      ? {
+          ageShape: r.nullable(),
+          ageShapeRateRatio: r.next(),
+          ageShapeFitIntervals: r.next(),
+          ageHistogram: r.list(r.next(), 4),
+        }
       : {}
   const runs =
     version >= 2

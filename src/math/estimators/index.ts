@@ -15,7 +15,14 @@ import { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
 export { decodeEstimatorState, encodeEstimatorState } from './codec.ts'
 
 export { exactMle, exactMomentMatching, type ChangeInterval } from './mle.ts'
-export { emptyEstimatorState, intervalCount, changeCount, observedDays, readEstimatorState, type EstimatorState } from './state.ts'
+export {
+  emptyEstimatorState,
+  intervalCount,
+  changeCount,
+  observedDays,
+  readEstimatorState,
+  type EstimatorState,
+} from './state.ts'
 export { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
 
 /**
@@ -35,7 +42,9 @@ export const ESTIMATOR_SECTIONS = Object.freeze({
 
 export type EstimatorName = keyof typeof ESTIMATOR_SECTIONS
 
-export const ESTIMATOR_NAMES: readonly EstimatorName[] = Object.freeze(Object.keys(ESTIMATOR_SECTIONS) as EstimatorName[])
+export const ESTIMATOR_NAMES: readonly EstimatorName[] = Object.freeze(
+  Object.keys(ESTIMATOR_SECTIONS) as EstimatorName[],
+)
 
 export interface EstimatorSettings {
   /** α_k of the LLN estimator (docs/math.md 1.2). */
@@ -64,7 +73,11 @@ type Estimates = Record<EstimatorName, number | null>
  * MAX_INTERVAL_DAYS as that cap; a NaN length leaves the state unchanged. The Last-Modified
  * statistics move only when ageDays is a number (negative ages count as 0).
  */
-export function stepEstimators(state: EstimatorState, obs: IntervalObservation, settings: EstimatorSettings): EstimatorState {
+export function stepEstimators(
+  state: EstimatorState,
+  obs: IntervalObservation,
+  settings: EstimatorSettings,
+): EstimatorState {
   const s = readEstimatorState(state)
   if (Number.isNaN(obs.intervalDays)) return s
   const days = sanitizeDays(obs.intervalDays)
@@ -118,10 +131,16 @@ export function stepEstimators(state: EstimatorState, obs: IntervalObservation, 
  * since the fit relative to the online MLE then (a page whose rate jumps keeps its shape and follows
  * the estimate). Poisson (β = ∞, Δ = changesPerDay) until a fit finds evidence of another shape.
  */
-export function renewalParameters(state: EstimatorState | null, changesPerDay: number): { ageShape: number; changesPerDay: number } {
+export function renewalParameters(
+  state: EstimatorState | null,
+  changesPerDay: number,
+): { ageShape: number; changesPerDay: number } {
   const s = state === null ? null : readEstimatorState(state)
   if (s === null || s.ageShape === null) return { ageShape: Number.POSITIVE_INFINITY, changesPerDay }
-  return { ageShape: s.ageShape, changesPerDay: Math.min(SOLVER_MAX_CHANGES_PER_DAY, changesPerDay * s.ageShapeRateRatio) }
+  return {
+    ageShape: s.ageShape,
+    changesPerDay: Math.min(SOLVER_MAX_CHANGES_PER_DAY, changesPerDay * s.ageShapeRateRatio),
+  }
 }
 
 /** The online MLE of docs/math.md 1.5 (histogram of changed intervals), unclipped, with its smoothing flag. */
@@ -196,9 +215,17 @@ export function schedulingHistory(
 ): { intervals: number; changes: number; shortestChangedIntervalDays: number | null } {
   const s = readEstimatorState(state)
   if (estimator === 'mleAdaptive') {
-    return { intervals: s.segment.intervals, changes: s.segment.changes, shortestChangedIntervalDays: segmentShortestChangedIntervalDays(s.segment) }
+    return {
+      intervals: s.segment.intervals,
+      changes: s.segment.changes,
+      shortestChangedIntervalDays: segmentShortestChangedIntervalDays(s.segment),
+    }
   }
-  return { intervals: s.intervals, changes: s.changes, shortestChangedIntervalDays: shortestBucketMeanDays(s.changedHistogram) }
+  return {
+    intervals: s.intervals,
+    changes: s.changes,
+    shortestChangedIntervalDays: shortestBucketMeanDays(s.changedHistogram),
+  }
 }
 
 /** Restarts of the mleAdaptive segment (detected changes of rate) over the page's life. */
@@ -207,6 +234,8 @@ export function rateChangesDetected(state: EstimatorState): number {
 }
 
 /** Posterior probability of each change class (docs/math.md 1.9) under a uniform prior. */
-export function changeClassProbabilities(state: EstimatorState): { name: string; changesPerDay: number; probability: number }[] {
+export function changeClassProbabilities(
+  state: EstimatorState,
+): { name: string; changesPerDay: number; probability: number }[] {
   return classProbabilities(readEstimatorState(state).classLogProbabilities)
 }

@@ -22,7 +22,11 @@ interface LastModifiedCounts {
  * One crawl with a known age (crawl time − Last-Modified, days). The interval counts as changed
  * when age < interval; S then grows by the age, else by the whole interval.
  */
-export function stepLastModified(counts: LastModifiedCounts, intervalDays: number, ageDays: number): LastModifiedCounts {
+export function stepLastModified(
+  counts: LastModifiedCounts,
+  intervalDays: number,
+  ageDays: number,
+): LastModifiedCounts {
   const changed = ageDays < intervalDays
   return {
     crawls: counts.crawls + 1,

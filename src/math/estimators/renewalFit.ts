@@ -155,7 +155,10 @@ export function shapeFitDue(intervals: number, intervalsAtLastFit: number): bool
  * SHAPE_EVIDENCE_NATS; Poisson also when there are no changes or no unchanged intervals to tell.
  */
 export function fitShape(evidence: ShapeEvidence, startChangesPerDay: number): ShapeFit {
-  const usedAges = evidence.intervals > 0 && evidence.agedCrawls >= SHAPE_AGE_COVERAGE * evidence.intervals && evidence.ageHistogram.length > 0
+  const usedAges =
+    evidence.intervals > 0 &&
+    evidence.agedCrawls >= SHAPE_AGE_COVERAGE * evidence.intervals &&
+    evidence.ageHistogram.length > 0
   const points: Points = {
     changed: usedAges ? [] : histogramPoints(evidence.changedHistogram),
     unchanged: usedAges ? [] : histogramPoints(evidence.unchangedHistogram),
@@ -179,6 +182,7 @@ export function fitShape(evidence: ShapeEvidence, startChangesPerDay: number): S
   // per change, so their likelihood ratio is scaled down to that many.
   const scale = usedAges ? Math.min(1, evidence.changes / Math.max(1, evidence.agedCrawls)) : 1
   const evidenceNats = (best.value - base.value) * scale
-  if (!(evidenceNats >= SHAPE_EVIDENCE_NATS)) return { ...poisson, changesPerDay: Math.exp(base.u), evidenceNats: Math.max(0, evidenceNats) }
+  if (!(evidenceNats >= SHAPE_EVIDENCE_NATS))
+    return { ...poisson, changesPerDay: Math.exp(base.u), evidenceNats: Math.max(0, evidenceNats) }
   return { shape: best.shape, changesPerDay: Math.exp(best.u), evidenceNats, usedAges }
 }

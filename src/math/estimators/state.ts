@@ -98,7 +98,10 @@ export function readEstimatorState(state: unknown): EstimatorState {
   if (typeof state !== 'object' || state === null) return emptyEstimatorState()
   if (WELL_FORMED.has(state)) return state as EstimatorState
   const s = state as Partial<Record<keyof EstimatorState, unknown>>
-  const lm = (typeof s.lastModified === 'object' && s.lastModified !== null ? s.lastModified : {}) as Record<string, unknown>
+  const lm = (typeof s.lastModified === 'object' && s.lastModified !== null ? s.lastModified : {}) as Record<
+    string,
+    unknown
+  >
   const logs = Array.isArray(s.classLogProbabilities) ? s.classLogProbabilities : []
   const intervals = nonNegative(s.intervals)
   const changes = Math.min(intervals, nonNegative(s.changes))
@@ -111,17 +114,30 @@ export function readEstimatorState(state: unknown): EstimatorState {
     intervals,
     changes,
     observedDays: observed,
-    saChangesPerDay: typeof s.saChangesPerDay === 'number' && Number.isFinite(s.saChangesPerDay) ? s.saChangesPerDay : null,
+    saChangesPerDay:
+      typeof s.saChangesPerDay === 'number' && Number.isFinite(s.saChangesPerDay) ? s.saChangesPerDay : null,
     unchangedDays: unchanged,
     changedHistogram,
     unchangedHistogram: readHistogram(s.unchangedHistogram),
-    lastModified: { crawls: nonNegative(lm.crawls), changes: nonNegative(lm.changes), exposureDays: nonNegative(lm.exposureDays) },
+    lastModified: {
+      crawls: nonNegative(lm.crawls),
+      changes: nonNegative(lm.changes),
+      exposureDays: nonNegative(lm.exposureDays),
+    },
     classLogProbabilities: Array.from({ length: CLASS_COUNT }, (_, i) => Math.min(0, finiteOr(logs[i], 0))),
     // A state stored before segments existed: the whole history is the first segment.
     segment:
       typeof s.segment === 'object' && s.segment !== null
         ? readSegment(s.segment as Record<string, unknown>)
-        : { ...emptySegment(), intervals, changes, observedDays: observed, unchangedDays: unchanged, changedHistogram, changesPerDay: null },
+        : {
+            ...emptySegment(),
+            intervals,
+            changes,
+            observedDays: observed,
+            unchangedDays: unchanged,
+            changedHistogram,
+            changesPerDay: null,
+          },
     // States stored before shape fits: Poisson, fitted when next due.
     ageHistogram: readHistogram(s.ageHistogram),
     ageShape: typeof shape === 'number' && shape > 0 && shape < Number.POSITIVE_INFINITY ? shape : null,

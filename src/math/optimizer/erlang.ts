@@ -116,7 +116,8 @@ const SMALL_TABLE = ((): Float64Array => {
     dq[j] = ((2 * s * (1 + x)) / (x * (1 - c)) - q[j]!) / s
   }
   const table = new Float64Array(4 * (nodes - 1))
-  for (let j = 0; j + 1 < nodes; j++) hermiteCell(table, j, q[j]!, dq[j]! * SMALL_STEP, q[j + 1]!, dq[j + 1]! * SMALL_STEP)
+  for (let j = 0; j + 1 < nodes; j++)
+    hermiteCell(table, j, q[j]!, dq[j]! * SMALL_STEP, q[j + 1]!, dq[j + 1]! * SMALL_STEP)
   return table
 })()
 
@@ -138,7 +139,8 @@ const LARGE_TABLE = ((): Float64Array => {
     dp[k] = 1 / x
   }
   const table = new Float64Array(4 * (nodes - 1))
-  for (let k = 0; k + 1 < nodes; k++) hermiteCell(table, k, p[k]!, dp[k]! * LARGE_STEP, p[k + 1]!, dp[k + 1]! * LARGE_STEP)
+  for (let k = 0; k + 1 < nodes; k++)
+    hermiteCell(table, k, p[k]!, dp[k]! * LARGE_STEP, p[k + 1]!, dp[k + 1]! * LARGE_STEP)
   return table
 })()
 

@@ -87,7 +87,8 @@ export function solveFreshnessSet(options: {
       pivot = sample.subarray(0, m).sort()[m >> 1]!
     } else {
       let m = 0
-      for (let k = 0; k < activeCount; k++) m = pushInside(options.breakpoints, m, active[k]!, columns, weight, tLow, tHigh)
+      for (let k = 0; k < activeCount; k++)
+        m = pushInside(options.breakpoints, m, active[k]!, columns, weight, tLow, tHigh)
       pivot = options.breakpoints.subarray(0, m).sort()[m >> 1]!
     }
 

@@ -131,7 +131,8 @@ export function solveMultiplierSet(options: {
   let hit: Float64Array | null = null
   let yHit = Number.NaN
   for (let evaluation = 0; ; evaluation++) {
-    if (evaluation >= MAX_EVALUATIONS) throw new MultiplierSearchError(`multiplier search did not converge in ${MAX_EVALUATIONS} evaluations`)
+    if (evaluation >= MAX_EVALUATIONS)
+      throw new MultiplierSearchError(`multiplier search did not converge in ${MAX_EVALUATIONS} evaluations`)
     model.window = Math.min(MAX_WINDOW, Math.max(MIN_WINDOW, WINDOW_PER_STEP * Math.abs(lastStep)))
     const sum = kernel.evaluate(Math.exp(y), set, current, model)
     const slope = kernel.slope
@@ -160,9 +161,13 @@ export function solveMultiplierSet(options: {
 
     // Newton on ln Σρ (on Σρ itself when Σρ = 0), then the model root when it lies in the window.
     let newton = Number.NaN
-    if (slope < 0) newton = sum > 0 ? y - (Math.log1p((sum - target) / target) * sum) / slope : y - (sum - target) / slope
+    if (slope < 0)
+      newton = sum > 0 ? y - (Math.log1p((sum - target) / target) * sum) / slope : y - (sum - target) / slope
     // `current` now holds rates no end needs: scratch for the listed pages.
-    const iterations = Math.min(MAX_MODEL_ITERATIONS, Math.max(4, Math.floor((MODEL_WORK_PER_PASS * count) / Math.max(1, model.nearCount))))
+    const iterations = Math.min(
+      MAX_MODEL_ITERATIONS,
+      Math.max(4, Math.floor((MODEL_WORK_PER_PASS * count) / Math.max(1, model.nearCount))),
+    )
     const step = modelStep(kernel, model, y, target, current, newton - y, iterations)
     if (!Number.isNaN(step)) {
       newton = y + step
@@ -207,7 +212,9 @@ export function solveMultiplierSet(options: {
       next = y - (newtonStep > 0 && !stalled ? newtonStep : newtonStep > expansion ? newtonStep : expansion)
       if (stalled || !(newtonStep > 0)) expansion *= 2
       if (y <= -MAX_ABS_LN_LAMBDA) {
-        throw new MultiplierSearchError('the budget needs a multiplier below e^−700; rescale importance or change rates')
+        throw new MultiplierSearchError(
+          'the budget needs a multiplier below e^−700; rescale importance or change rates',
+        )
       }
       next = Math.max(next, -MAX_ABS_LN_LAMBDA)
     }
@@ -314,7 +321,11 @@ function sampleLambda(options: Parameters<typeof solveMultiplierSet>[0], sumLowe
   }
   const sampleTarget = sampleLower + (target - sumLower) * (sample.length / set.count)
   if (!(sampleTarget > sampleLower && sampleTarget < sampleUpper)) return Number.NaN
-  return solveMultiplierSet({ ...options, set: { indices: sample, count: sample.length }, targetCrawlsPerDay: sampleTarget })
+  return solveMultiplierSet({
+    ...options,
+    set: { indices: sample, count: sample.length },
+    targetCrawlsPerDay: sampleTarget,
+  })
 }
 
 /** ln λ of the Poisson objective with every page that can move free: (Σ√(μΔ)/(R + ΣΔ))². */
@@ -339,7 +350,8 @@ function sameLambda(y: number, yLow: number, yHigh: number): boolean {
 
 function clampY(y: number, low: number, high: number): number {
   const bounded = Math.min(MAX_ABS_LN_LAMBDA, Math.max(-MAX_ABS_LN_LAMBDA, Number.isFinite(y) ? y : 0))
-  if (bounded <= low) return low < Number.POSITIVE_INFINITY && high < Number.POSITIVE_INFINITY ? 0.5 * (low + high) : low + 1
+  if (bounded <= low)
+    return low < Number.POSITIVE_INFINITY && high < Number.POSITIVE_INFINITY ? 0.5 * (low + high) : low + 1
   if (bounded >= high) return low > Number.NEGATIVE_INFINITY ? 0.5 * (low + high) : high - 1
   return bounded
 }

@@ -23,9 +23,16 @@ interface PageRateInputs {
  * (ρ/Δ)(1 − e^{−Δ/ρ}) (docs/math.md 3.3); `freshness-renewal` → F_β(Δ/ρ)·ρ/Δ (docs/math.md 3.5). 1 when
  * Δ = 0; 0 when ρ = 0 < Δ. Throws RangeError on negative or NaN input.
  */
-export function pageFreshness(objective: Objective, crawlsPerDay: number, changesPerDay: number, ageShape = Number.POSITIVE_INFINITY): number {
+export function pageFreshness(
+  objective: Objective,
+  crawlsPerDay: number,
+  changesPerDay: number,
+  ageShape = Number.POSITIVE_INFINITY,
+): number {
   if (!(crawlsPerDay >= 0) || !(changesPerDay >= 0)) {
-    throw new RangeError(`pageFreshness needs crawlsPerDay ≥ 0 and changesPerDay ≥ 0, got ${crawlsPerDay}, ${changesPerDay}`)
+    throw new RangeError(
+      `pageFreshness needs crawlsPerDay ≥ 0 and changesPerDay ≥ 0, got ${crawlsPerDay}, ${changesPerDay}`,
+    )
   }
   if (changesPerDay === 0 || crawlsPerDay === Number.POSITIVE_INFINITY) return 1
   if (crawlsPerDay === 0 || changesPerDay === Number.POSITIVE_INFINITY) return 0
@@ -85,27 +92,49 @@ export function rateForPage(page: PageRateInputs, lambda: number, objective: Obj
   const lower = page.minCrawlsPerDay
   const upper = page.maxCrawlsPerDay
   const shape = page.ageShape ?? Number.POSITIVE_INFINITY
-  if (!(lambda >= 0) || !(delta >= 0) || !(importance >= 0) || !(lower >= 0) || !(upper >= lower) || lower === Number.POSITIVE_INFINITY || !(shape > 0)) {
+  if (
+    !(lambda >= 0) ||
+    !(delta >= 0) ||
+    !(importance >= 0) ||
+    !(lower >= 0) ||
+    !(upper >= lower) ||
+    lower === Number.POSITIVE_INFINITY ||
+    !(shape > 0)
+  ) {
     throw new RangeError(
       `rateForPage needs λ, Δ, μ ≥ 0, 0 ≤ l ≤ u with l finite and β > 0, got λ=${lambda} Δ=${delta} μ=${importance} l=${lower} u=${upper} β=${shape}`,
     )
   }
   if (importance === 0 || delta === 0) return lower
   if (lambda === 0) return upper === Number.POSITIVE_INFINITY ? lower : upper
-  const rate = clamp(unclampedRate(objective, lambda, delta, importance, page.ageShape ?? Number.POSITIVE_INFINITY), lower, upper)
+  const rate = clamp(
+    unclampedRate(objective, lambda, delta, importance, page.ageShape ?? Number.POSITIVE_INFINITY),
+    lower,
+    upper,
+  )
   // Only a λ near the smallest doubles can push √(μΔ/λ) past the largest double.
   return rate === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : rate
 }
 
 /** The stationary point of μ f(ρ) − λρ for λ > 0, μ > 0, Δ > 0 (may be 0 or +Infinity). */
-function unclampedRate(objective: Objective, lambda: number, delta: number, importance: number, ageShape: number): number {
+function unclampedRate(
+  objective: Objective,
+  lambda: number,
+  delta: number,
+  importance: number,
+  ageShape: number,
+): number {
   if (objective === 'freshness') return Math.sqrt((importance * delta) / lambda) - delta
-  if (objective === 'freshness-periodic' || (objective === 'freshness-renewal' && ageShape === Number.POSITIVE_INFINITY)) {
+  if (
+    objective === 'freshness-periodic' ||
+    (objective === 'freshness-renewal' && ageShape === Number.POSITIVE_INFINITY)
+  ) {
     const c = lambda * (delta / importance)
     if (!(c < 1)) return 0
     return delta / inverseErlangCdf(c)
   }
-  if (objective === 'freshness-renewal') return delta / inverseGammaMixedMarginal(lambda * (delta / importance), ageShape)
+  if (objective === 'freshness-renewal')
+    return delta / inverseGammaMixedMarginal(lambda * (delta / importance), ageShape)
   return harmonicRate(importance * delta, lambda, delta)
 }
 

@@ -96,7 +96,8 @@ export function solveRates(problem: RateProblem): RateSolution {
   let weightedFreshness = 0
   let sumImportance = 0
   let pagesCrawled = 0
-  const reportObjective: Objective = objective === 'freshness-periodic' || objective === 'freshness-renewal' ? objective : 'freshness'
+  const reportObjective: Objective =
+    objective === 'freshness-periodic' || objective === 'freshness-renewal' ? objective : 'freshness'
   const shape = columns.ageShape
   for (let i = 0; i < n; i++) {
     const rate = out[i]!
@@ -104,7 +105,8 @@ export function solveRates(problem: RateProblem): RateSolution {
     total += rate
     const mu = importance[i]!
     if (mu > 0) {
-      weightedFreshness += mu * pageFreshness(reportObjective, rate, delta[i]!, shape === undefined ? Number.POSITIVE_INFINITY : shape[i]!)
+      weightedFreshness +=
+        mu * pageFreshness(reportObjective, rate, delta[i]!, shape === undefined ? Number.POSITIVE_INFINITY : shape[i]!)
       sumImportance += mu
     }
     if (rate > lower[i]!) pagesCrawled++
@@ -130,7 +132,13 @@ interface SetSolver {
   upperChanged(i: number): void
 }
 
-function createSetSolver(objective: Objective, columns: PageColumns, n: number, out: Float64Array, lambdaHint?: number): SetSolver {
+function createSetSolver(
+  objective: Objective,
+  columns: PageColumns,
+  n: number,
+  out: Float64Array,
+  lambdaHint?: number,
+): SetSolver {
   if (objective === 'freshness') {
     const weight = new Float64Array(n)
     const { changesPerDay: delta, importance } = columns
@@ -156,7 +164,11 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
     }
   }
   const kernel: RateKernel =
-    objective === 'harmonic' ? new HarmonicKernel(columns) : objective === 'freshness-renewal' && columns.ageShape !== undefined ? new RenewalKernel(columns) : new PeriodicKernel(columns)
+    objective === 'harmonic'
+      ? new HarmonicKernel(columns)
+      : objective === 'freshness-renewal' && columns.ageShape !== undefined
+        ? new RenewalKernel(columns)
+        : new PeriodicKernel(columns)
   let scratch: [Float64Array, Float64Array] | null = null
   let model: PassModel | null = null
   return {
@@ -167,7 +179,16 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
       model ??= new PassModel(Math.min(n, Math.max(1024, n >> 3)))
       // The hint is the whole set's multiplier: host subsets start from their own sample or guess.
       const startLambda = set.indices === null ? lambdaHint : undefined
-      return solveMultiplierSet({ kernel, columns, set, targetCrawlsPerDay, out, scratch, model, ...(startLambda === undefined ? {} : { startLambda }) })
+      return solveMultiplierSet({
+        kernel,
+        columns,
+        set,
+        targetCrawlsPerDay,
+        out,
+        scratch,
+        model,
+        ...(startLambda === undefined ? {} : { startLambda }),
+      })
     },
     ratesAt(set, lambda, into) {
       kernel.evaluate(lambda, set, into)
@@ -184,7 +205,14 @@ function createSetSolver(objective: Objective, columns: PageColumns, n: number, 
  * upper bounds lowered to their rates at κ_h.
  */
 class HostCaps {
-  private readonly options: { objective: Objective; columns: PageColumns; hostIndex: Int32Array; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }
+  private readonly options: {
+    objective: Objective
+    columns: PageColumns
+    hostIndex: Int32Array
+    hostCap: Float64Array
+    solver: SetSolver
+    hostLambda: Float64Array
+  }
   private readonly hostLower: Float64Array
   /** Pages of host h: order[start[h]..start[h + 1]); empty for hosts that never bind. */
   private readonly order: Int32Array
@@ -198,7 +226,14 @@ class HostCaps {
   private pending: Int32Array
   private pendingFitAt = Number.POSITIVE_INFINITY
 
-  constructor(options: { objective: Objective; columns: PageColumns; hostIndex: Int32Array; hostCap: Float64Array; solver: SetSolver; hostLambda: Float64Array }) {
+  constructor(options: {
+    objective: Objective
+    columns: PageColumns
+    hostIndex: Int32Array
+    hostCap: Float64Array
+    solver: SetSolver
+    hostLambda: Float64Array
+  }) {
     const { columns, hostIndex, hostCap } = options
     this.options = options
     const { lowerCrawlsPerDay: lower, upperCrawlsPerDay: upper } = columns
@@ -365,7 +400,9 @@ function validate(problem: RateProblem): { n: number; hostCount: number } {
   const { changesPerDay: delta, importance, minCrawlsPerDay: lower, maxCrawlsPerDay: upper } = problem
   const n = delta.length
   if (importance.length !== n || lower.length !== n || upper.length !== n) {
-    throw new RangeError(`per-page arrays differ in length: ${n}, ${importance.length}, ${lower.length}, ${upper.length}`)
+    throw new RangeError(
+      `per-page arrays differ in length: ${n}, ${importance.length}, ${lower.length}, ${upper.length}`,
+    )
   }
   if (!OBJECTIVES.includes(problem.objective)) throw new RangeError(`unknown objective ${String(problem.objective)}`)
   const budget = problem.budgetCrawlsPerDay
@@ -377,7 +414,15 @@ function validate(problem: RateProblem): { n: number; hostCount: number } {
     const mu = importance[i]!
     const l = lower[i]!
     const u = upper[i]!
-    if (!(d >= 0 && d < Number.POSITIVE_INFINITY && mu >= 0 && mu < Number.POSITIVE_INFINITY && l >= 0 && l < Number.POSITIVE_INFINITY && u >= l)) {
+    if (!(
+      d >= 0 &&
+      d < Number.POSITIVE_INFINITY &&
+      mu >= 0 &&
+      mu < Number.POSITIVE_INFINITY &&
+      l >= 0 &&
+      l < Number.POSITIVE_INFINITY &&
+      u >= l
+    )) {
       throw new RangeError(`page ${i}: need finite Δ, μ, l ≥ 0 and u ≥ l, got Δ=${d} μ=${mu} l=${l} u=${u}`)
     }
   }
@@ -389,7 +434,9 @@ function validate(problem: RateProblem): { n: number; hostCount: number } {
   const shapes = problem.ageShape
   if (shapes !== undefined) {
     if (shapes.length !== n) throw new RangeError(`ageShape has length ${shapes.length}, expected ${n}`)
-    for (let i = 0; i < n; i++) if (!(shapes[i]! > 0)) throw new RangeError(`page ${i}: ageShape must be > 0 (+Infinity for Poisson), got ${shapes[i]}`)
+    for (let i = 0; i < n; i++)
+      if (!(shapes[i]! > 0))
+        throw new RangeError(`page ${i}: ageShape must be > 0 (+Infinity for Poisson), got ${shapes[i]}`)
   }
   const hosts = problem.hostIndex
   if (hosts !== undefined) {

@@ -67,7 +67,8 @@ export function gammaMixedAgeLaw(changesPerDay: number, shape: number): AgeLaw {
 export function paretoAgeLaw(shape: number, meanDays: number): AgeLaw {
   const alpha = shape
   const mean = meanDays
-  if (!(alpha > 1) || !(mean > 0)) throw new RangeError(`paretoAgeLaw needs α > 1 and a positive mean, got ${alpha}, ${mean}`)
+  if (!(alpha > 1) || !(mean > 0))
+    throw new RangeError(`paretoAgeLaw needs α > 1 and a positive mean, got ${alpha}, ${mean}`)
   const xm = (mean * (alpha - 1)) / alpha
   /** ∫_1^v w^{p} dw. */
   const powerIntegral = (v: number, p: number) => (p === -1 ? Math.log(v) : (Math.pow(v, p + 1) - 1) / (p + 1))
@@ -100,7 +101,10 @@ export function weibullAgeLaw(shape: number, meanDays: number): AgeLaw {
   const limit = (theta * theta * gamma(2 / k)) / (k * mean)
   const marginal = (tau: number) => limit * lowerRegularizedGamma(2 / k, Math.pow(tau / theta, k))
   return {
-    freshDays: (tau) => (tau === Number.POSITIVE_INFINITY ? tau : tau * upperRegularizedGamma(1 / k, Math.pow(tau / theta, k)) + marginal(tau)),
+    freshDays: (tau) =>
+      tau === Number.POSITIVE_INFINITY
+        ? tau
+        : tau * upperRegularizedGamma(1 / k, Math.pow(tau / theta, k)) + marginal(tau),
     marginal,
     marginalLimit: limit,
     neverShare: 0,

@@ -120,7 +120,8 @@ export function inverseGammaMixedMarginal(c: number, beta: number, guess = Numbe
   let t: number
   if (guess > 0 && Number.isFinite(guess)) t = Math.log(guess)
   else if (c < 0.5) t = 0.5 * Math.log(2 * c)
-  else if (beta < 0.9) t = Math.log((c * (1 - beta)) / Math.pow(beta, beta)) / (1 - beta) // h ≈ β^β x^{1−β}/(1 − β)
+  else if (beta < 0.9)
+    t = Math.log((c * (1 - beta)) / Math.pow(beta, beta)) / (1 - beta) // h ≈ β^β x^{1−β}/(1 − β)
   else t = Math.log(2 + 2 * c)
   t = Math.min(MAX_LN_X, Math.max(-MAX_LN_X, t))
   const poisson = beta === Number.POSITIVE_INFINITY
@@ -141,7 +142,8 @@ export function inverseGammaMixedMarginal(c: number, beta: number, guess = Numbe
     } else {
       const inverseV = 1 / (1 + x / beta)
       const power = Math.exp(-beta * Math.log1p(x / beta)) // V^{−β}
-      value = closedForm && x >= SERIES_BELOW ? (beta / (beta - 1)) * (1 - (1 + x) * power) : gammaMixedMarginal(x, beta)
+      value =
+        closedForm && x >= SERIES_BELOW ? (beta / (beta - 1)) * (1 - (1 + x) * power) : gammaMixedMarginal(x, beta)
       slope = x * power * inverseV
       curve = (1 - x) * power * inverseV * inverseV
     }
@@ -166,4 +168,3 @@ export function inverseGammaMixedMarginal(c: number, beta: number, guess = Numbe
   }
   return Math.exp(t)
 }
-

@@ -54,10 +54,15 @@ interface LawRates {
 }
 
 /** The rates that maximise Σ μ_i f_i(ρ_i) with Σ ρ_i = R (see the module comment). */
-export function periodicRatesForAgeLaws(laws: readonly AgeLaw[], importance: ArrayLike<number>, budgetCrawlsPerDay: number): LawRates {
+export function periodicRatesForAgeLaws(
+  laws: readonly AgeLaw[],
+  importance: ArrayLike<number>,
+  budgetCrawlsPerDay: number,
+): LawRates {
   const n = laws.length
   if (importance.length !== n) throw new RangeError(`${n} laws but ${importance.length} importances`)
-  if (!(budgetCrawlsPerDay > 0) || !Number.isFinite(budgetCrawlsPerDay)) throw new RangeError(`budget must be positive and finite, got ${budgetCrawlsPerDay}`)
+  if (!(budgetCrawlsPerDay > 0) || !Number.isFinite(budgetCrawlsPerDay))
+    throw new RangeError(`budget must be positive and finite, got ${budgetCrawlsPerDay}`)
   const ratesAt = (lambda: number, into: Float64Array) => {
     let sum = 0
     for (let i = 0; i < n; i++) {

@@ -18,7 +18,9 @@ export function faultTestsSkip(file: string): string | false {
 export async function requirePostgresBinDir(): Promise<string> {
   const dir = await postgresBinDir()
   if (dir === null) {
-    throw new Error('no initdb/pg_ctl found (install postgresql, or set PG_BIN to their directory): the Postgres fault tests cannot run')
+    throw new Error(
+      'no initdb/pg_ctl found (install postgresql, or set PG_BIN to their directory): the Postgres fault tests cannot run',
+    )
   }
   return dir
 }

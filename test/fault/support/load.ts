@@ -37,7 +37,10 @@ interface HttpAnswer {
 }
 
 /** A fetch that never throws: status 0 when no HTTP answer came (connection refused, reset, timeout). */
-export async function request(url: string, init: { method: string; body?: unknown; timeoutMs?: number; headers?: Record<string, string> }): Promise<HttpAnswer> {
+export async function request(
+  url: string,
+  init: { method: string; body?: unknown; timeoutMs?: number; headers?: Record<string, string> },
+): Promise<HttpAnswer> {
   try {
     const res = await fetch(url, {
       method: init.method,
@@ -73,7 +76,13 @@ export interface IngestLoad {
  * names at the time (null: pause). A batch counts as acknowledged only on a 200 whose
  * accepted + late covers every item.
  */
-export function startIngestLoad(options: { target: () => string | null; writers: number; urls: readonly string[]; batchSize: number; seed?: number }): IngestLoad {
+export function startIngestLoad(options: {
+  target: () => string | null
+  writers: number
+  urls: readonly string[]
+  batchSize: number
+  seed?: number
+}): IngestLoad {
   const batches: SentBatch[] = []
   const statuses: StatusCounts = new Map()
   const anomalies: string[] = []
@@ -98,14 +107,20 @@ export function startIngestLoad(options: { target: () => string | null; writers:
         continue
       }
       const chosen = new Set<string>()
-      while (chosen.size < Math.min(options.batchSize, options.urls.length)) chosen.add(options.urls[Math.floor(random() * options.urls.length)]!)
+      while (chosen.size < Math.min(options.batchSize, options.urls.length))
+        chosen.add(options.urls[Math.floor(random() * options.urls.length)]!)
       const items = [...chosen].map((url) => ({ url, crawledAtMs: nextCrawlMs() }))
       const batch: SentBatch = { items, acked: false }
       batches.push(batch)
       const res = await request(`${base}/v1/observations`, {
         method: 'POST',
         body: {
-          observations: items.map((it) => ({ url: it.url, crawledAt: new Date(it.crawledAtMs).toISOString(), changed: random() < 0.4, httpStatus: 200 })),
+          observations: items.map((it) => ({
+            url: it.url,
+            crawledAt: new Date(it.crawledAtMs).toISOString(),
+            changed: random() < 0.4,
+            httpStatus: 200,
+          })),
         },
       })
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
@@ -121,7 +136,9 @@ export function startIngestLoad(options: { target: () => string | null; writers:
       } else {
         const problemJson = res.headers.get('content-type')?.startsWith('application/problem+json')
         if (res.status !== 503 || !problemJson || !res.headers.get('retry-after')) {
-          anomalies.push(`${res.status} ${res.headers.get('content-type')} retry-after=${res.headers.get('retry-after')}: ${JSON.stringify(res.body).slice(0, 300)}`)
+          anomalies.push(
+            `${res.status} ${res.headers.get('content-type')} retry-after=${res.headers.get('retry-after')}: ${JSON.stringify(res.body).slice(0, 300)}`,
+          )
         }
         await sleep(20)
       }

@@ -77,7 +77,17 @@ export async function startPrivatePostgres(binDir: string): Promise<PrivatePostg
   const pgRun = (tool: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', join(binDir, tool), ...args]) : run(join(binDir, tool), args)
 
-  await pgRun('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'])
+  await pgRun('initdb', [
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+    '--no-instructions',
+  ])
   const port = await freePort()
   const options = [
     `-p ${port}`,

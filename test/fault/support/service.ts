@@ -14,7 +14,10 @@ export interface ServiceProcess {
   alive(): boolean
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   /** Resolves with the first log line matching `test`, or rejects after `timeoutMs` or when the process ends. */
-  waitForLog(test: (line: { msg?: string; [key: string]: unknown }) => boolean, timeoutMs: number): Promise<{ msg?: string }>
+  waitForLog(
+    test: (line: { msg?: string; [key: string]: unknown }) => boolean,
+    timeoutMs: number,
+  ): Promise<{ msg?: string }>
 }
 
 /**
@@ -74,11 +77,19 @@ export async function spawnService(
         if (hit) return finish(() => resolve(hit))
         if (exitedWith) {
           return finish(() =>
-            reject(new Error(`service exited (${JSON.stringify(exitedWith)}) before the expected log line; last lines:\n${tail(logs)}`)),
+            reject(
+              new Error(
+                `service exited (${JSON.stringify(exitedWith)}) before the expected log line; last lines:\n${tail(logs)}`,
+              ),
+            ),
           )
         }
       }
-      const timer = setTimeout(() => finish(() => reject(new Error(`no expected log line within ${timeoutMs} ms; last lines:\n${tail(logs)}`))), timeoutMs)
+      const timer = setTimeout(
+        () =>
+          finish(() => reject(new Error(`no expected log line within ${timeoutMs} ms; last lines:\n${tail(logs)}`))),
+        timeoutMs,
+      )
       const finish = (f: () => void) => {
         clearTimeout(timer)
         waiters.delete(check)
@@ -102,7 +113,10 @@ export async function spawnService(
   }
   if (options.waitForListen === false) return service
   try {
-    const line = await waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'), options.listenTimeoutMs ?? 180_000)
+    const line = await waitForLog(
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'),
+      options.listenTimeoutMs ?? 180_000,
+    )
     service.url = line.msg!.slice('Server listening at '.length)
   } catch (err) {
     await service.kill('SIGKILL')

@@ -11,10 +11,23 @@ describe('readTimestamp', () => {
     assert.deepEqual(readTimestamp('9999-12-31T23:59:59.999Z'), { ms: MAX_TIMESTAMP_MS })
     assert.deepEqual(readTimestamp('2026-11-22T12:00:00.250+02:00'), { ms: Date.parse('2026-11-22T10:00:00.250Z') })
     const outside = { error: 'outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z' }
-    for (const v of ['1969-12-31T23:59:59.999Z', '1970-01-01T00:30:00+01:00', '0000-01-01T00:00:00Z', '1000-01-01T00:00:00Z', '9999-12-31T23:59:59-00:01']) {
+    for (const v of [
+      '1969-12-31T23:59:59.999Z',
+      '1970-01-01T00:30:00+01:00',
+      '0000-01-01T00:00:00Z',
+      '1000-01-01T00:00:00Z',
+      '9999-12-31T23:59:59-00:01',
+    ]) {
       assert.deepEqual(readTimestamp(v), outside, v)
     }
-    for (const v of ['2026-02-30T00:00:00Z', '2026-11-22T24:00:00Z', '2026-11-22', '+275760-09-13T00:00:00Z', '2026-11-22T00:00:00+24:00', '']) {
+    for (const v of [
+      '2026-02-30T00:00:00Z',
+      '2026-11-22T24:00:00Z',
+      '2026-11-22',
+      '+275760-09-13T00:00:00Z',
+      '2026-11-22T00:00:00+24:00',
+      '',
+    ]) {
       assert.deepEqual(readTimestamp(v), { error: 'not an RFC 3339 timestamp' }, v)
     }
   })
@@ -34,7 +47,8 @@ describe('text the store can hold', () => {
     assert.equal(textProblem('\ud800'), 'is not well-formed Unicode (a lone surrogate)')
     assert.equal(textProblem('x\udc00'), 'is not well-formed Unicode (a lone surrogate)')
     assert.equal(textProblem('\udc00\ud800'), 'is not well-formed Unicode (a lone surrogate)')
-    for (const ok of ['', '%00', '😀', '\ud83d\ude00', 'bücher', '\u0001\u001f', '\ufeff']) assert.equal(textProblem(ok), null, JSON.stringify(ok))
+    for (const ok of ['', '%00', '😀', '\ud83d\ude00', 'bücher', '\u0001\u001f', '\ufeff'])
+      assert.equal(textProblem(ok), null, JSON.stringify(ok))
   })
 
   it('finds every bad string and key of a JSON value by pointer, skips what is checked per item, and survives deep nesting', () => {
@@ -47,13 +61,25 @@ describe('text the store can hold', () => {
     let deep: unknown = '\u0000'
     for (let i = 0; i < 200_000; i++) deep = [deep]
     assert.equal(findTextProblems(deep).length, 1)
-    assert.equal(findTextProblems(Array.from({ length: 100 }, () => '\u0000'), { limit: 20 }).length, 20)
+    assert.equal(
+      findTextProblems(
+        Array.from({ length: 100 }, () => '\u0000'),
+        { limit: 20 },
+      ).length,
+      20,
+    )
   })
 })
 
 describe('settings stored before the input limits', () => {
   it('read with a number past a bound moved to the bound, anything else refused read as its default', () => {
-    const s = settingsFromStored({ budgetCrawlsPerDay: 1e308, minCrawlsPerDay: 5e-324, lln: { alpha: 1 }, maxChangesPerDay: 2e9, sa: { gamma: 0.75 } })
+    const s = settingsFromStored({
+      budgetCrawlsPerDay: 1e308,
+      minCrawlsPerDay: 5e-324,
+      lln: { alpha: 1 },
+      maxChangesPerDay: 2e9,
+      sa: { gamma: 0.75 },
+    })
     assert.equal(s.budgetCrawlsPerDay, 1e9)
     assert.equal(s.maxChangesPerDay, 1e9)
     // 5e-324 is neither 0 nor at least 1e-9: no bound to move to, so the default.

@@ -6,27 +6,53 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom } from '../../../src/math/random.ts'
 import { MS_PER_DAY, MS_PER_MINUTE, MS_PER_SECOND } from '../../../src/math/units.ts'
-import { applyCrawl, newPageState, releasedDueAtMs, retimePage, stepContext, type CrawlReport, type PageState } from '../../../src/core/pageStep.ts'
+import {
+  applyCrawl,
+  newPageState,
+  releasedDueAtMs,
+  retimePage,
+  stepContext,
+  type CrawlReport,
+  type PageState,
+} from '../../../src/core/pageStep.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/core/settings.ts'
 
 const T0 = Date.UTC(2026, 10, 1)
 
 function context(nowMs: number, settings: Partial<Settings> = {}, lambda: number | null = null) {
-  return stepContext({ ...DEFAULT_SETTINGS, ...settings }, { lambda, hostLambdas: {}, pages: 100 }, nowMs, createRandom(1))
+  return stepContext(
+    { ...DEFAULT_SETTINGS, ...settings },
+    { lambda, hostLambdas: {}, pages: 100 },
+    nowMs,
+    createRandom(1),
+  )
 }
 
 function report(atMs: number, fields: Partial<CrawlReport> = {}): CrawlReport {
-  return { crawledAtMs: atMs, changed: null, contentHash: null, lastModifiedMs: null, httpStatus: 200, etag: null, fetchError: null, retryAfterSeconds: null, redirectTo: null, ...fields }
+  return {
+    crawledAtMs: atMs,
+    changed: null,
+    contentHash: null,
+    lastModifiedMs: null,
+    httpStatus: 200,
+    etag: null,
+    fetchError: null,
+    retryAfterSeconds: null,
+    redirectTo: null,
+    ...fields,
+  }
 }
 
 /** A page with a baseline and a few daily unchanged/changed intervals (a rate of its own). */
 function establishedPage(): PageState {
   let page = newPageState({ host: 'a.example' }, T0)
-  for (let k = 0; k <= 6; k++) page = applyCrawl(page, report(T0 + k * MS_PER_DAY, { changed: k % 2 === 0 }), context(T0 + k * MS_PER_DAY)).page
+  for (let k = 0; k <= 6; k++)
+    page = applyCrawl(page, report(T0 + k * MS_PER_DAY, { changed: k % 2 === 0 }), context(T0 + k * MS_PER_DAY)).page
   return page
 }
 
-const run = (page: PageState, fields: Partial<CrawlReport>, atMs: number, settings: Partial<Settings> = {}) => applyCrawl(page, report(atMs, fields), context(atMs, settings))
+const run = (page: PageState, fields: Partial<CrawlReport>, atMs: number, settings: Partial<Settings> = {}) =>
+  applyCrawl(page, report(atMs, fields), context(atMs, settings))
 
 test('404s back off steeply and end as gone after goneAfterNotFound; gone pages are out of the budget and rechecked at the floor', () => {
   let page = establishedPage()
@@ -50,7 +76,11 @@ test('404s back off steeply and end as gone after goneAfterNotFound; gone pages 
   assert.equal(page.crawlsPerDay, 0)
   assert.equal(page.nextCrawlAtMs! - page.lastCrawledAtMs!, DEFAULT_SETTINGS.outcomes.goneRecheckDays * MS_PER_DAY)
   // A solve or a settings change leaves a gone page alone.
-  assert.deepEqual(retimePage(page, context(at, {}, 0.01)), { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs })
+  assert.deepEqual(retimePage(page, context(at, {}, 0.01)), {
+    changesPerDay: page.changesPerDay,
+    crawlsPerDay: 0,
+    nextCrawlAtMs: page.nextCrawlAtMs,
+  })
   // Another 404 keeps it gone; a 200 brings it back, with its estimates and interval bookkeeping intact.
   const again = run(page, { httpStatus: 404 }, page.nextCrawlAtMs!).page
   assert.equal(again.status, 'gone')
@@ -65,8 +95,15 @@ test('a 410 is gone at once by default; goneRecheckDays 0 never fetches it again
   const page = establishedPage()
   const at = page.lastCrawledAtMs! + MS_PER_DAY
   assert.equal(run(page, { httpStatus: 410 }, at).page.status, 'gone')
-  assert.equal(run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneRecheckDays: 0 } }).page.nextCrawlAtMs, null)
-  assert.equal(run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneAfterGone: 2 } }).page.status, 'failing')
+  assert.equal(
+    run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneRecheckDays: 0 } }).page
+      .nextCrawlAtMs,
+    null,
+  )
+  assert.equal(
+    run(page, { httpStatus: 410 }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, goneAfterGone: 2 } }).page.status,
+    'failing',
+  )
 })
 
 test('5xx, timeouts and network errors retry with a doubling wait, capped; a success resets them', () => {
@@ -116,8 +153,13 @@ test('301 with redirectTo: the page is redirected and not scheduled, and names i
   assert.equal(moved.page.nextCrawlAtMs, null)
   assert.equal(moved.page.crawlsPerDay, 0)
   assert.ok(moved.outcome.kind === 'inOrder' && moved.outcome.redirectTo === 'https://b.example/new')
-  const notFollowed = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at, { outcomes: { ...DEFAULT_SETTINGS.outcomes, followRedirects: false } })
-  assert.ok(notFollowed.outcome.kind === 'inOrder' && notFollowed.outcome.redirectTo === null, 'the target is not registered')
+  const notFollowed = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at, {
+    outcomes: { ...DEFAULT_SETTINGS.outcomes, followRedirects: false },
+  })
+  assert.ok(
+    notFollowed.outcome.kind === 'inOrder' && notFollowed.outcome.redirectTo === null,
+    'the target is not registered',
+  )
   const bare = run(page, { httpStatus: 301 }, at).page
   assert.equal(bare.status, 'active')
   assert.ok(bare.nextCrawlAtMs! > at)
@@ -164,10 +206,16 @@ test('a late crawl keeps its page phase while leases have budget left, at most h
   ctx.catchUpLateness = true
   const caughtUp = applyCrawl(page, report(due + lateMs, { changed: false }), ctx).page
   const plainGap = plain.nextCrawlAtMs! - (due + lateMs)
-  assert.ok(Math.abs(plainGap - (caughtUp.nextCrawlAtMs! - (due + lateMs)) - lateMs) < 1, 'the lag is taken back from the next interval')
+  assert.ok(
+    Math.abs(plainGap - (caughtUp.nextCrawlAtMs! - (due + lateMs)) - lateMs) < 1,
+    'the lag is taken back from the next interval',
+  )
   const veryLate = applyCrawl(page, report(due + 3 * periodMs, { changed: false }), ctx).page
   const halfPeriod = MS_PER_DAY / veryLate.crawlsPerDay! / 2
-  assert.ok(Math.abs(veryLate.nextCrawlAtMs! - (due + 3 * periodMs) - halfPeriod) < 1, 'never less than half a period after the crawl')
+  assert.ok(
+    Math.abs(veryLate.nextCrawlAtMs! - (due + 3 * periodMs) - halfPeriod) < 1,
+    'never less than half a period after the crawl',
+  )
   ctx.catchUpLateness = false
   assert.equal(applyCrawl(page, report(due + lateMs, { changed: false }), ctx).page.nextCrawlAtMs, plain.nextCrawlAtMs)
 })
@@ -177,5 +225,8 @@ test('released pages: retry stays due or waits its retryAfter; skip waits one pe
   assert.equal(releasedDueAtMs(page, { reason: 'retry', retryAfterSeconds: null }, T0), T0 - MS_PER_MINUTE)
   assert.equal(releasedDueAtMs(page, { reason: 'retry', retryAfterSeconds: 600 }, T0), T0 + 600_000)
   assert.equal(releasedDueAtMs(page, { reason: 'skip', retryAfterSeconds: null }, T0), T0 + MS_PER_DAY / 2)
-  assert.equal(releasedDueAtMs({ crawlsPerDay: 0, nextCrawlAtMs: null }, { reason: 'skip', retryAfterSeconds: null }, T0), null)
+  assert.equal(
+    releasedDueAtMs({ crawlsPerDay: 0, nextCrawlAtMs: null }, { reason: 'skip', retryAfterSeconds: null }, T0),
+    null,
+  )
 })

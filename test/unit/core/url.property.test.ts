@@ -14,12 +14,15 @@ const hex = fc.constantFrom(...'0123456789abcdefABCDEF')
 const escape = fc.tuple(hex, hex).map(([a, b]) => `%${a}${b}`)
 /** Characters a crawler meets in paths and queries, escapes of any byte in either case, and a few odd ones. */
 const char = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...'abcXYZ019-._~!$\'()*+,;:@') },
+  { weight: 6, arbitrary: fc.constantFrom(..."abcXYZ019-._~!$'()*+,;:@") },
   { weight: 3, arbitrary: escape },
   { weight: 1, arbitrary: fc.constantFrom('%', '%2', '%zz', ' ', 'é', '中', '"', '<', '`', '{', '|', '^', '\\', '[') },
 )
 const word = fc.array(char, { minLength: 0, maxLength: 6 }).map((cs) => cs.join(''))
-const segment = fc.oneof({ weight: 6, arbitrary: word }, { weight: 1, arbitrary: fc.constantFrom('.', '..', '%2e', '%2E%2e', '') })
+const segment = fc.oneof(
+  { weight: 6, arbitrary: word },
+  { weight: 1, arbitrary: fc.constantFrom('.', '..', '%2e', '%2E%2e', '') },
+)
 const path = fc.array(segment, { maxLength: 6 }).map((segs) => `/${segs.join('/')}`)
 
 const TRACKING = ['utm_source', 'UTM_Medium', 'utm%5Fcampaign', 'gclid', 'fbclid', 'ref', 'pk_kwd', 'sid']
@@ -29,18 +32,44 @@ const param = fc.oneof(
   { weight: 1, arbitrary: paramName },
   { weight: 1, arbitrary: fc.constantFrom('', '=', '==x', '&') },
 )
-const query = fc.option(fc.array(param, { maxLength: 6 }).map((ps) => `?${ps.join('&')}`), { nil: '' })
+const query = fc.option(
+  fc.array(param, { maxLength: 6 }).map((ps) => `?${ps.join('&')}`),
+  { nil: '' },
+)
 
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/)
 const hostname = fc.oneof(
   { weight: 4, arbitrary: fc.array(label, { minLength: 1, maxLength: 4 }).map((ls) => ls.join('.')) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('www.', 'WWW.', 'www.www.', ''), label, fc.constantFrom('.com', '.example', '')).map(([a, b, c]) => a + b + c) },
-  { weight: 1, arbitrary: fc.constantFrom('Example.COM', 'bücher.example', 'EXAMPLE.com.', 'a.b..', '127.0.0.1', '0x7f.1', '[::1]', '[2001:DB8::1]', 'xn--bcher-kva.example') },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('www.', 'WWW.', 'www.www.', ''), label, fc.constantFrom('.com', '.example', ''))
+      .map(([a, b, c]) => a + b + c),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'Example.COM',
+      'bücher.example',
+      'EXAMPLE.com.',
+      'a.b..',
+      '127.0.0.1',
+      '0x7f.1',
+      '[::1]',
+      '[2001:DB8::1]',
+      'xn--bcher-kva.example',
+    ),
+  },
 )
-const hostWithDot = fc.tuple(hostname, fc.constantFrom('', '', '.', '..')).map(([h, dot]) => (h.startsWith('[') ? h : h + dot))
+const hostWithDot = fc
+  .tuple(hostname, fc.constantFrom('', '', '.', '..'))
+  .map(([h, dot]) => (h.startsWith('[') ? h : h + dot))
 const port = fc.constantFrom('', '', ':80', ':443', ':8080', ':0')
 const scheme = fc.constantFrom('http', 'https', 'HTTP', 'hTTps')
-const fragment = fc.option(word.map((w) => `#${w}`), { nil: '' })
+const fragment = fc.option(
+  word.map((w) => `#${w}`),
+  { nil: '' },
+)
 const userinfo = fc.constantFrom('', '', '', 'user@', 'u:p%41@')
 
 /** Absolute http(s) URLs, mostly odd spellings. */
@@ -61,7 +90,10 @@ const rules: fc.Arbitrary<UrlRules> = fc.record({
   lowercasePath: fc.boolean(),
 })
 
-const anyUrl = fc.oneof({ weight: 3, arbitrary: rawUrl }, { weight: 1, arbitrary: fc.webUrl({ withQueryParameters: true, withFragments: true }) })
+const anyUrl = fc.oneof(
+  { weight: 3, arbitrary: rawUrl },
+  { weight: 1, arbitrary: fc.webUrl({ withQueryParameters: true, withFragments: true }) },
+)
 
 function canonical(raw: string, r: UrlRules) {
   const c = canonicalUrl(raw, r)
@@ -106,7 +138,11 @@ describe('canonical URL properties', () => {
         const pieces = queryPieces(c.url)
         if (r.sortQueryParameters) {
           const names = pieces.map(nameOf)
-          assert.deepEqual(names, [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'parameters sorted by name')
+          assert.deepEqual(
+            names,
+            [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+            'parameters sorted by name',
+          )
         }
         for (const name of pieces.map(nameOf)) {
           const key = name.replace(/%5f/gi, '_').toLowerCase()
@@ -127,10 +163,14 @@ describe('canonical URL properties', () => {
           }
         }
         if (r.dropTrailingDotInHost) assert.ok(!u.hostname.endsWith('.'), 'no trailing dot')
-        if (r.dropWww) assert.ok(!u.hostname.startsWith('www.') || u.hostname.startsWith('www.www.') || !u.hostname.slice(4).includes('.'))
+        if (r.dropWww)
+          assert.ok(
+            !u.hostname.startsWith('www.') || u.hostname.startsWith('www.www.') || !u.hostname.slice(4).includes('.'),
+          )
         if (r.dropTrailingSlash) assert.ok(u.pathname === '/' || !u.pathname.endsWith('/'), 'no trailing slash')
         if (r.collapseSlashes) assert.ok(!u.pathname.includes('//'), 'no double slash')
-        if (r.lowercasePath) assert.equal(u.pathname.replace(/%[0-9A-F]{2}/gi, ''), u.pathname.replace(/%[0-9A-F]{2}/gi, '').toLowerCase())
+        if (r.lowercasePath)
+          assert.equal(u.pathname.replace(/%[0-9A-F]{2}/gi, ''), u.pathname.replace(/%[0-9A-F]{2}/gi, '').toLowerCase())
       }),
       { numRuns: RUNS },
     )
@@ -169,5 +209,7 @@ describe('canonical URL properties', () => {
 
 function isTracking(name: string): boolean {
   const key = (decode(name) ?? name).toLowerCase()
-  return DEFAULT_URL_RULES.dropQueryParameters.some((p) => (p.endsWith('*') ? key.startsWith(p.slice(0, -1)) : key === p))
+  return DEFAULT_URL_RULES.dropQueryParameters.some((p) =>
+    p.endsWith('*') ? key.startsWith(p.slice(0, -1)) : key === p,
+  )
 }

@@ -77,7 +77,10 @@ describe('canonical URLs: what the parser fixes under any rules', () => {
     assert.equal(reasons('/relative/path'), 'url is not an absolute URL')
     assert.equal(reasons('ftp://example.com/a'), 'url scheme must be http or https, not ftp')
     assert.equal(reasons('http://./a'), 'url has no host')
-    assert.equal(reasons(`https://example.com/${'a'.repeat(MAX_URL_LENGTH)}`), `url is longer than ${MAX_URL_LENGTH} characters`)
+    assert.equal(
+      reasons(`https://example.com/${'a'.repeat(MAX_URL_LENGTH)}`),
+      `url is longer than ${MAX_URL_LENGTH} characters`,
+    )
     // Within the limit as sent, beyond it once the parser has percent-encoded it.
     const expanding = `https://example.com/${'é'.repeat(MAX_URL_LENGTH - 30)}`
     assert.equal(reasons(expanding), `url is longer than ${MAX_URL_LENGTH} characters once canonical`)
@@ -86,20 +89,55 @@ describe('canonical URLs: what the parser fixes under any rules', () => {
 
 describe('canonical URLs: each rule', () => {
   it('sortQueryParameters: by name, parameters of one name keep their order', () => {
-    ruleCase({ sortQueryParameters: true }, 'https://e.com/?b=2&a=1', 'https://e.com/?a=1&b=2', 'https://e.com/?b=2&a=1')
-    ruleCase({ sortQueryParameters: true }, 'https://e.com/?x=2&a&x=1', 'https://e.com/?a&x=2&x=1', 'https://e.com/?x=2&a&x=1')
+    ruleCase(
+      { sortQueryParameters: true },
+      'https://e.com/?b=2&a=1',
+      'https://e.com/?a=1&b=2',
+      'https://e.com/?b=2&a=1',
+    )
+    ruleCase(
+      { sortQueryParameters: true },
+      'https://e.com/?x=2&a&x=1',
+      'https://e.com/?a&x=2&x=1',
+      'https://e.com/?x=2&a&x=1',
+    )
     // An escaped & or = stays inside its parameter.
-    ruleCase({ sortQueryParameters: true }, 'https://e.com/?q=a%26z=1&b', 'https://e.com/?b&q=a%26z=1', 'https://e.com/?q=a%26z=1&b')
-    ruleCase({ sortQueryParameters: true }, 'https://e.com/?b=1&&a=2', 'https://e.com/?a=2&b=1', 'https://e.com/?b=1&&a=2')
+    ruleCase(
+      { sortQueryParameters: true },
+      'https://e.com/?q=a%26z=1&b',
+      'https://e.com/?b&q=a%26z=1',
+      'https://e.com/?q=a%26z=1&b',
+    )
+    ruleCase(
+      { sortQueryParameters: true },
+      'https://e.com/?b=1&&a=2',
+      'https://e.com/?a=2&b=1',
+      'https://e.com/?b=1&&a=2',
+    )
   })
 
   it('dropQueryParameters: exact names and prefixes, ignoring ASCII case and unreserved escapes', () => {
     const rule = { dropQueryParameters: ['utm_*', 'gclid'] }
-    ruleCase(rule, 'https://e.com/p?utm_source=a&id=7&gclid=x', 'https://e.com/p?id=7', 'https://e.com/p?utm_source=a&id=7&gclid=x')
-    ruleCase(rule, 'https://e.com/p?UTM_Medium=a&GCLID=b&id=7', 'https://e.com/p?id=7', 'https://e.com/p?UTM_Medium=a&GCLID=b&id=7')
+    ruleCase(
+      rule,
+      'https://e.com/p?utm_source=a&id=7&gclid=x',
+      'https://e.com/p?id=7',
+      'https://e.com/p?utm_source=a&id=7&gclid=x',
+    )
+    ruleCase(
+      rule,
+      'https://e.com/p?UTM_Medium=a&GCLID=b&id=7',
+      'https://e.com/p?id=7',
+      'https://e.com/p?UTM_Medium=a&GCLID=b&id=7',
+    )
     ruleCase(rule, 'https://e.com/p?utm%5Fsource=a&id=7', 'https://e.com/p?id=7', 'https://e.com/p?utm%5Fsource=a&id=7')
     // Names that merely contain a listed name stay; an exact name is not a prefix.
-    ruleCase(rule, 'https://e.com/p?my_utm_x=1&gclid2=2', 'https://e.com/p?my_utm_x=1&gclid2=2', 'https://e.com/p?my_utm_x=1&gclid2=2')
+    ruleCase(
+      rule,
+      'https://e.com/p?my_utm_x=1&gclid2=2',
+      'https://e.com/p?my_utm_x=1&gclid2=2',
+      'https://e.com/p?my_utm_x=1&gclid2=2',
+    )
     // A query of tracking parameters only goes with its `?`: the tagged link meets the plain one.
     ruleCase(rule, 'https://e.com/p?utm_source=a', 'https://e.com/p', 'https://e.com/p?utm_source=a')
     assert.equal(url('https://e.com/p?fbclid=1&msclkid=2&utm_campaign=c'), url('https://e.com/p'))
@@ -107,14 +145,24 @@ describe('canonical URLs: each rule', () => {
 
   it('dropEmptyQuery: a bare ? goes', () => {
     ruleCase({ dropEmptyQuery: true }, 'https://e.com/p?', 'https://e.com/p', 'https://e.com/p?')
-    ruleCase({ dropEmptyQuery: true, sortQueryParameters: true }, 'https://e.com/p?&&', 'https://e.com/p', 'https://e.com/p?&&')
+    ruleCase(
+      { dropEmptyQuery: true, sortQueryParameters: true },
+      'https://e.com/p?&&',
+      'https://e.com/p',
+      'https://e.com/p?&&',
+    )
     // Off, a rebuilt query of empty pieces keeps its `?`: it was not a tracking query.
     assert.equal(url('https://e.com/p?&&', { ...NONE, sortQueryParameters: true }), 'https://e.com/p?')
   })
 
   it('normalizePercentEncoding: unreserved characters decoded, other escapes upper-cased, in path and query', () => {
     const rule = { normalizePercentEncoding: true }
-    ruleCase(rule, 'https://e.com/%7Euser/%61%2d%5F%2E', 'https://e.com/~user/a-_.', 'https://e.com/%7Euser/%61%2d%5F%2E')
+    ruleCase(
+      rule,
+      'https://e.com/%7Euser/%61%2d%5F%2E',
+      'https://e.com/~user/a-_.',
+      'https://e.com/%7Euser/%61%2d%5F%2E',
+    )
     ruleCase(rule, 'https://e.com/a%2fb%c3%a9', 'https://e.com/a%2Fb%C3%A9', 'https://e.com/a%2fb%c3%a9')
     ruleCase(rule, 'https://e.com/?q=%7e%2f%41', 'https://e.com/?q=~%2FA', 'https://e.com/?q=%7e%2f%41')
     // An escaped % stays one: %2541 is the text "%41", not "A".
@@ -129,8 +177,18 @@ describe('canonical URLs: each rule', () => {
   })
 
   it('dropTrailingDotInHost: example.com. is example.com, in the URL and in its host', () => {
-    ruleCase({ dropTrailingDotInHost: true }, 'https://Example.com./a', 'https://example.com/a', 'https://example.com./a')
-    ruleCase({ dropTrailingDotInHost: true }, 'https://example.com..:8080/', 'https://example.com:8080/', 'https://example.com..:8080/')
+    ruleCase(
+      { dropTrailingDotInHost: true },
+      'https://Example.com./a',
+      'https://example.com/a',
+      'https://example.com./a',
+    )
+    ruleCase(
+      { dropTrailingDotInHost: true },
+      'https://example.com..:8080/',
+      'https://example.com:8080/',
+      'https://example.com..:8080/',
+    )
     assert.equal(host('https://example.com./a'), 'example.com')
   })
 
@@ -160,7 +218,10 @@ describe('canonical URLs: each rule', () => {
   it('lowercasePath: the path only; the query and the escapes keep theirs', () => {
     const rule = { lowercasePath: true }
     ruleCase(rule, 'https://e.com/About/Us?Q=A', 'https://e.com/about/us?Q=A', 'https://e.com/About/Us?Q=A')
-    assert.equal(url('https://e.com/A%2F%c3%a9', { ...NONE, lowercasePath: true, normalizePercentEncoding: true }), 'https://e.com/a%2F%C3%A9')
+    assert.equal(
+      url('https://e.com/A%2F%c3%a9', { ...NONE, lowercasePath: true, normalizePercentEncoding: true }),
+      'https://e.com/a%2F%C3%A9',
+    )
     assert.equal(url('https://e.com/About'), 'https://e.com/About') // off by default: paths keep their case
   })
 })
@@ -194,7 +255,14 @@ describe('canonical URLs: the six spellings of one page', () => {
 describe('canonical host names (host filters and host limits)', () => {
   it('are the host of the canonical URL under the same rules', () => {
     const rules = { ...DEFAULT_URL_RULES, dropWww: true }
-    for (const raw of ['Example.COM', 'example.com.', 'www.Example.com.', 'bücher.example', 'example.com:8080', '[::1]:81']) {
+    for (const raw of [
+      'Example.COM',
+      'example.com.',
+      'www.Example.com.',
+      'bücher.example',
+      'example.com:8080',
+      '[::1]:81',
+    ]) {
       assert.equal(canonicalHostName(raw, rules), host(`http://${raw}/x`, rules), raw)
     }
     assert.equal(canonicalHostName('www.example.com', DEFAULT_URL_RULES), 'www.example.com')
@@ -211,17 +279,28 @@ describe('URL rules as settings', () => {
   it('the defaults are valid and have only the safe rules on', () => {
     const parsed = urlRulesSchema.parse(DEFAULT_URL_RULES)
     assert.deepEqual(
-      Object.entries(parsed).filter(([, v]) => v === true).map(([k]) => k).sort(),
+      Object.entries(parsed)
+        .filter(([, v]) => v === true)
+        .map(([k]) => k)
+        .sort(),
       ['dropEmptyQuery', 'dropTrailingDotInHost', 'normalizePercentEncoding', 'sortQueryParameters'],
     )
-    for (const name of ['utm_*', 'gclid', 'fbclid', 'msclkid']) assert.ok(parsed.dropQueryParameters.includes(name), name)
+    for (const name of ['utm_*', 'gclid', 'fbclid', 'msclkid'])
+      assert.ok(parsed.dropQueryParameters.includes(name), name)
   })
 
   it('refuse malformed parameter patterns and unknown rules', () => {
     for (const bad of ['*', 'a*b', 'a**', 'a=b', 'a&b', 'a b', '', 'x#']) {
-      assert.equal(urlRulesSchema.safeParse({ ...DEFAULT_URL_RULES, dropQueryParameters: [bad] }).success, false, JSON.stringify(bad))
+      assert.equal(
+        urlRulesSchema.safeParse({ ...DEFAULT_URL_RULES, dropQueryParameters: [bad] }).success,
+        false,
+        JSON.stringify(bad),
+      )
     }
-    assert.equal(urlRulesSchema.safeParse({ ...DEFAULT_URL_RULES, dropQueryParameters: ['ref', 'pk_*', '_hs*'] }).success, true)
+    assert.equal(
+      urlRulesSchema.safeParse({ ...DEFAULT_URL_RULES, dropQueryParameters: ['ref', 'pk_*', '_hs*'] }).success,
+      true,
+    )
     assert.equal(urlRulesSchema.safeParse({ ...DEFAULT_URL_RULES, sortQuery: true }).success, false)
   })
 })

@@ -3,12 +3,22 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { contentHash } from '../../../examples/crawler/contentHash.ts'
-import { FetchAborted, fetchErrorKind, fetchPage, httpDateToIso, parseRetryAfter, type FetchOptions } from '../../../examples/crawler/fetchPage.ts'
+import {
+  FetchAborted,
+  fetchErrorKind,
+  fetchPage,
+  httpDateToIso,
+  parseRetryAfter,
+  type FetchOptions,
+} from '../../../examples/crawler/fetchPage.ts'
 
 const NOW = Date.parse('2026-03-01T12:00:00Z')
 
 /** A site whose handler sees each request; closed after `work`. */
-async function withSite(handler: (req: IncomingMessage, res: ServerResponse) => void, work: (origin: string, seen: IncomingMessage[]) => Promise<void>): Promise<void> {
+async function withSite(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  work: (origin: string, seen: IncomingMessage[]) => Promise<void>,
+): Promise<void> {
   const seen: IncomingMessage[] = []
   const server = createServer((req, res) => {
     seen.push(req)
@@ -24,17 +34,32 @@ async function withSite(handler: (req: IncomingMessage, res: ServerResponse) => 
 }
 
 function options(overrides: Partial<FetchOptions> = {}): FetchOptions {
-  return { now: () => NOW, userAgent: 'test-crawler', timeoutMs: 5_000, maxBodyBytes: 1 << 20, signal: new AbortController().signal, ...overrides }
+  return {
+    now: () => NOW,
+    userAgent: 'test-crawler',
+    timeoutMs: 5_000,
+    maxBodyBytes: 1 << 20,
+    signal: new AbortController().signal,
+    ...overrides,
+  }
 }
 
-const page = (url: string, etag: string | null = null, lastModified: string | null = null) => ({ url, etag, lastModified })
+const page = (url: string, etag: string | null = null, lastModified: string | null = null) => ({
+  url,
+  etag,
+  lastModified,
+})
 
 describe('fetchPage', () => {
   it('sends the validators and reports a 200 with its hash, ETag and Last-Modified', async () => {
     const body = '<html><body><main><p>hello</p></main></body></html>'
     await withSite(
       (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/html', etag: '"v2"', 'last-modified': 'Sun, 01 Mar 2026 08:00:00 GMT' })
+        res.writeHead(200, {
+          'content-type': 'text/html',
+          etag: '"v2"',
+          'last-modified': 'Sun, 01 Mar 2026 08:00:00 GMT',
+        })
         res.end(body)
       },
       async (origin, seen) => {
@@ -67,7 +92,11 @@ describe('fetchPage', () => {
         const outcome = await fetchPage(page(`${origin}/a`), options())
         assert.equal(seen[0]!.headers['if-none-match'], undefined)
         assert.equal(seen[0]!.headers['if-modified-since'], undefined)
-        assert.deepEqual(outcome.observation, { url: `${origin}/a`, crawledAt: new Date(NOW).toISOString(), httpStatus: 304 })
+        assert.deepEqual(outcome.observation, {
+          url: `${origin}/a`,
+          crawledAt: new Date(NOW).toISOString(),
+          httpStatus: 304,
+        })
       },
     )
   })
@@ -85,12 +114,20 @@ describe('fetchPage', () => {
       },
       async (origin, seen) => {
         assert.equal((await fetchPage(page(`${origin}/old`), options())).observation.redirectTo, `${origin}/new?x=1`)
-        assert.deepEqual(seen.map((r) => r.url), ['/old'], 'a permanent redirect is not followed')
+        assert.deepEqual(
+          seen.map((r) => r.url),
+          ['/old'],
+          'a permanent redirect is not followed',
+        )
         const kept = await fetchPage(page(`${origin}/kept`), options())
         assert.equal(kept.observation.httpStatus, 308)
         assert.equal(kept.observation.redirectTo, 'http://elsewhere.example/kept')
         const temp = await fetchPage(page(`${origin}/temp`), options())
-        assert.equal(temp.observation.httpStatus, 200, 'temporary redirects (and a permanent one behind them) are followed')
+        assert.equal(
+          temp.observation.httpStatus,
+          200,
+          'temporary redirects (and a permanent one behind them) are followed',
+        )
         assert.equal(temp.observation.url, `${origin}/temp`, 'reported for the URL it was given')
         assert.equal(temp.observation.redirectTo, undefined)
         const loop = await fetchPage(page(`${origin}/loop`), options())
@@ -109,11 +146,17 @@ describe('fetchPage', () => {
       },
       async (origin) => {
         const busy = await fetchPage(page(`${origin}/busy`), options())
-        assert.deepEqual([busy.observation.httpStatus, busy.observation.retryAfterSeconds, busy.hostRetryAfterSeconds], [429, 120, 120])
+        assert.deepEqual(
+          [busy.observation.httpStatus, busy.observation.retryAfterSeconds, busy.hostRetryAfterSeconds],
+          [429, 120, 120],
+        )
         const down = await fetchPage(page(`${origin}/down`), options())
         assert.deepEqual([down.observation.httpStatus, down.observation.retryAfterSeconds], [503, 90])
         const broken = await fetchPage(page(`${origin}/broken`), options())
-        assert.deepEqual(broken, { observation: { url: `${origin}/broken`, crawledAt: new Date(NOW).toISOString(), httpStatus: 500 }, hostRetryAfterSeconds: null })
+        assert.deepEqual(broken, {
+          observation: { url: `${origin}/broken`, crawledAt: new Date(NOW).toISOString(), httpStatus: 500 },
+          hostRetryAfterSeconds: null,
+        })
         assert.equal((await fetchPage(page(`${origin}/gone`), options())).observation.httpStatus, 410)
       },
     )
@@ -127,7 +170,10 @@ describe('fetchPage', () => {
       },
       async (origin) => {
         const outcome = await fetchPage(page(origin), options({ maxBodyBytes: 1000 }))
-        assert.equal(outcome.observation.contentHash, contentHash(new Uint8Array(1000).fill(7), 'application/octet-stream'))
+        assert.equal(
+          outcome.observation.contentHash,
+          contentHash(new Uint8Array(1000).fill(7), 'application/octet-stream'),
+        )
       },
     )
   })
@@ -137,7 +183,11 @@ describe('fetchPage', () => {
       () => {}, // never answers
       async (origin) => {
         const timedOut = await fetchPage(page(origin), options({ timeoutMs: 100 }))
-        assert.deepEqual(timedOut.observation, { url: origin, crawledAt: new Date(NOW).toISOString(), fetchError: 'timeout' })
+        assert.deepEqual(timedOut.observation, {
+          url: origin,
+          crawledAt: new Date(NOW).toISOString(),
+          fetchError: 'timeout',
+        })
         const stop = new AbortController()
         setTimeout(() => stop.abort(), 50)
         await assert.rejects(fetchPage(page(origin), options({ signal: stop.signal })), FetchAborted)
@@ -172,7 +222,8 @@ describe('fetchPage helpers', () => {
   })
 
   it('fetchErrorKind names what went wrong', () => {
-    const withCause = (code: string) => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) })
+    const withCause = (code: string) =>
+      Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) })
     assert.equal(fetchErrorKind(Object.assign(new Error('t'), { name: 'TimeoutError' })), 'timeout')
     assert.equal(fetchErrorKind(withCause('ENOTFOUND')), 'dns')
     assert.equal(fetchErrorKind(withCause('ECONNREFUSED')), 'connection')

@@ -15,17 +15,33 @@ import {
   THRESHOLD_BASE,
   type SegmentState,
 } from '../../../src/math/estimators/adaptive.ts'
-import { currentEstimates, emptyEstimatorState, exactMle, readEstimatorState, schedulingHistory, stepEstimators } from '../../../src/math/estimators/index.ts'
+import {
+  currentEstimates,
+  emptyEstimatorState,
+  exactMle,
+  readEstimatorState,
+  schedulingHistory,
+  stepEstimators,
+} from '../../../src/math/estimators/index.ts'
 import { createRandom, type Random } from '../../../src/math/random.ts'
 
-const SETTINGS = { llnAlpha: '1/k' as const, saGamma: 0.75, defaultChangesPerDay: 1, minChangesPerDay: 0, maxChangesPerDay: 1e5 }
+const SETTINGS = {
+  llnAlpha: '1/k' as const,
+  saGamma: 0.75,
+  defaultChangesPerDay: 1,
+  minChangesPerDay: 0,
+  maxChangesPerDay: 1e5,
+}
 
 /** One periodic crawl interval of a Poisson page: changed with probability 1 − e^{−Δτ}. */
-const crawl = (random: Random, changesPerDay: number, intervalDays: number) => random.next() < -Math.expm1(-changesPerDay * intervalDays)
+const crawl = (random: Random, changesPerDay: number, intervalDays: number) =>
+  random.next() < -Math.expm1(-changesPerDay * intervalDays)
 
 test('log-likelihood ratio of one interval, by hand', () => {
   // Δ = 1, c·Δ = 4, τ = 0.5: changed → ln((1 − e^{−2})/(1 − e^{−0.5})); unchanged → −(4 − 1)·0.5.
-  assert.ok(Math.abs(intervalLogLikelihoodRatio(1, 4, 0.5, true) - Math.log((1 - Math.exp(-2)) / (1 - Math.exp(-0.5)))) < 1e-12)
+  assert.ok(
+    Math.abs(intervalLogLikelihoodRatio(1, 4, 0.5, true) - Math.log((1 - Math.exp(-2)) / (1 - Math.exp(-0.5)))) < 1e-12,
+  )
   assert.equal(intervalLogLikelihoodRatio(1, 4, 0.5, false), -1.5)
   assert.equal(intervalLogLikelihoodRatio(1, 0.25, 2, false), 1.5)
   assert.equal(restartThreshold(0), THRESHOLD_BASE)
@@ -104,7 +120,8 @@ test('a page whose rate does not change restarts rarely, and its estimate conver
 test('an alarm restarts the segment with the interval that raised it; the probe history follows the segment', () => {
   let state = emptyEstimatorState()
   // A slow page (20 unchanged daily intervals), then changes at every crawl.
-  for (let k = 0; k < 20; k++) state = stepEstimators(state, { intervalDays: 1, changed: k === 7, ageDays: null }, SETTINGS)
+  for (let k = 0; k < 20; k++)
+    state = stepEstimators(state, { intervalDays: 1, changed: k === 7, ageDays: null }, SETTINGS)
   let steps = 0
   while (readEstimatorState(state).segment.restarts === 0 && steps < 20) {
     state = stepEstimators(state, { intervalDays: 1, changed: true, ageDays: null }, SETTINGS)
@@ -115,7 +132,11 @@ test('an alarm restarts the segment with the interval that raised it; the probe 
   assert.equal(s.segment.intervals, 1)
   assert.equal(s.segment.changes, 1)
   assert.equal(s.intervals, 20 + steps, 'the whole history still counts every interval')
-  assert.deepEqual(schedulingHistory(state, 'mleAdaptive'), { intervals: 1, changes: 1, shortestChangedIntervalDays: 1 })
+  assert.deepEqual(schedulingHistory(state, 'mleAdaptive'), {
+    intervals: 1,
+    changes: 1,
+    shortestChangedIntervalDays: 1,
+  })
   assert.equal(schedulingHistory(state, 'mle').intervals, 20 + steps)
   // Now far above the whole-history MLE, which still remembers the slow weeks.
   const e = currentEstimates(state, SETTINGS)
@@ -125,7 +146,8 @@ test('an alarm restarts the segment with the interval that raised it; the probe 
 
 test('a state stored before segments existed reads as one segment holding the whole history', () => {
   let state = emptyEstimatorState()
-  for (let k = 0; k < 10; k++) state = stepEstimators(state, { intervalDays: 1, changed: k % 3 === 0, ageDays: null }, SETTINGS)
+  for (let k = 0; k < 10; k++)
+    state = stepEstimators(state, { intervalDays: 1, changed: k % 3 === 0, ageDays: null }, SETTINGS)
   const { segment: _segment, ...legacy } = state
   const read = readEstimatorState(legacy)
   assert.equal(read.segment.intervals, 10)

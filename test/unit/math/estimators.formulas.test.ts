@@ -163,7 +163,13 @@ test('exactMle smooths only when X = 0 or X = n', () => {
   assert.equal(all.smoothed, true)
   // 3 changes of 1 day against 1 unchanged day: 3/(e^Δ − 1) = 1 → Δ = ln 4.
   assertClose(all.changesPerDay, Math.log(4), 1e-10)
-  assert.equal(exactMle([{ intervalDays: 1, changed: true }, { intervalDays: 1, changed: false }]).smoothed, false)
+  assert.equal(
+    exactMle([
+      { intervalDays: 1, changed: true },
+      { intervalDays: 1, changed: false },
+    ]).smoothed,
+    false,
+  )
   assert.deepEqual(exactMle([]), { changesPerDay: null, smoothed: false, ci95: null })
 })
 

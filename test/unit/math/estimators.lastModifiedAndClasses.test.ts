@@ -2,10 +2,24 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom } from '../../../src/math/random.ts'
 import { changeClassProbabilities, currentEstimates } from '../../../src/math/estimators/index.ts'
-import { applyAll, mean, periodicCrawling, poissonCrawling, SETTINGS, simulateCrawls, type IntervalSampler } from './estimatorsHelpers.ts'
+import {
+  applyAll,
+  mean,
+  periodicCrawling,
+  poissonCrawling,
+  SETTINGS,
+  simulateCrawls,
+  type IntervalSampler,
+} from './estimatorsHelpers.ts'
 
 /** Mean over `runs` seeded runs of the Last-Modified estimate after `crawls` crawls, divided by Δ. */
-function lastModifiedMeanRatio(changesPerDay: number, sampler: IntervalSampler, crawls: number, runs: number, seed: number): number {
+function lastModifiedMeanRatio(
+  changesPerDay: number,
+  sampler: IntervalSampler,
+  crawls: number,
+  runs: number,
+  seed: number,
+): number {
   const ratios: number[] = []
   for (let run = 0; run < runs; run++) {
     const state = applyAll(simulateCrawls(createRandom(seed + run), changesPerDay, sampler, crawls))

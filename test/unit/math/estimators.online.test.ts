@@ -17,7 +17,15 @@ import {
   stepEstimators,
   type IntervalObservation,
 } from '../../../src/math/estimators/index.ts'
-import { applyAll, numbersIn, periodicCrawling, poissonCrawling, SETTINGS, simulateCrawls, type IntervalSampler } from './estimatorsHelpers.ts'
+import {
+  applyAll,
+  numbersIn,
+  periodicCrawling,
+  poissonCrawling,
+  SETTINGS,
+  simulateCrawls,
+  type IntervalSampler,
+} from './estimatorsHelpers.ts'
 
 /** Half the intervals of 1–10 minutes, half of about a month (exponential, mean 30 days). */
 const minutesAndMonths: IntervalSampler = (random: Random) =>
@@ -49,7 +57,8 @@ for (const [name, sampler] of SCHEDULES) {
           assert.equal(online.smoothed, exact.smoothed)
           worstMle = Math.max(worstMle, Math.abs(online.changesPerDay! / exact.changesPerDay! - 1))
           const exactMoment = exactMomentMatching(history)!
-          if (exactMoment > 0) worstMoment = Math.max(worstMoment, Math.abs(onlineMomentMatching(state)! / exactMoment - 1))
+          if (exactMoment > 0)
+            worstMoment = Math.max(worstMoment, Math.abs(onlineMomentMatching(state)! / exactMoment - 1))
         })
       }
     }
@@ -131,8 +140,14 @@ test('adversarial inputs never produce NaN or Infinity', () => {
   for (const result of [
     exactMle([{ intervalDays: 0, changed: true }]),
     exactMle([{ intervalDays: 0, changed: false }]),
-    exactMle([{ intervalDays: 1e300, changed: true }, { intervalDays: 1e-300, changed: false }]),
-    exactMle([{ intervalDays: 1e-300, changed: true }, { intervalDays: 1e300, changed: false }]),
+    exactMle([
+      { intervalDays: 1e300, changed: true },
+      { intervalDays: 1e-300, changed: false },
+    ]),
+    exactMle([
+      { intervalDays: 1e-300, changed: true },
+      { intervalDays: 1e300, changed: false },
+    ]),
   ]) {
     assert.ok(result.changesPerDay !== null && Number.isFinite(result.changesPerDay) && result.changesPerDay > 0)
     for (const bound of result.ci95 ?? []) assert.ok(Number.isFinite(bound))
@@ -140,7 +155,10 @@ test('adversarial inputs never produce NaN or Infinity', () => {
   for (const value of [
     exactMomentMatching([{ intervalDays: 0, changed: true }]),
     exactMomentMatching([{ intervalDays: 1e300, changed: true }]),
-    exactMomentMatching([{ intervalDays: 0, changed: false }, { intervalDays: 1, changed: true }]),
+    exactMomentMatching([
+      { intervalDays: 0, changed: false },
+      { intervalDays: 1, changed: true },
+    ]),
   ]) {
     assert.ok(value !== null && Number.isFinite(value))
   }

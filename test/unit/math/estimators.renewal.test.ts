@@ -34,7 +34,11 @@ function gaps(family: Family, random: Random): () => number {
  * One page crawled `crawls` times every `intervalDays` (× a uniform jitter of ±`jitter`), its changes a
  * renewal process in equilibrium; Last-Modified reported when `ages`.
  */
-function crawlPage(family: Family, random: Random, options: { crawls: number; intervalDays: number; jitter?: number; ages?: boolean }): EstimatorState {
+function crawlPage(
+  family: Family,
+  random: Random,
+  options: { crawls: number; intervalDays: number; jitter?: number; ages?: boolean },
+): EstimatorState {
   const gap = gaps(family, random)
   let next = -200
   while (next < 0) next += gap()
@@ -85,7 +89,9 @@ test('shape fit: with Last-Modified, most Pareto (α = 1.5) pages get a heavy-ta
   const random = createRandom(23)
   let heavy = 0
   for (let page = 0; page < 100; page++) {
-    const shape = shapeOf(crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true }))
+    const shape = shapeOf(
+      crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true }),
+    )
     if (shape !== null && shape <= 2) heavy++
   }
   assert.ok(heavy >= 75, `${heavy} of 100`)
@@ -97,7 +103,8 @@ test('renewalParameters: Poisson pages keep their rate; a shaped page scales it 
   assert.deepEqual(renewalParameters(null, 0.7), { ageShape: Number.POSITIVE_INFINITY, changesPerDay: 0.7 })
   const random = createRandom(25)
   let state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true })
-  for (let k = 0; shapeOf(state) === null && k < 20; k++) state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true })
+  for (let k = 0; shapeOf(state) === null && k < 20; k++)
+    state = crawlPage({ kind: 'pareto', alpha: 1.5 }, random, { crawls: 300, intervalDays: 1, ages: true })
   const s = readEstimatorState(state)
   assert.ok(s.ageShape !== null)
   const a = renewalParameters(state, 0.5)
@@ -111,7 +118,8 @@ test('mleAdaptive: one long unchanged gap moves the estimate to the whole-histor
   // 100 daily crawls of a page changing about 0.78 times a day (the segment's estimate), then 60 days unchanged.
   let state = emptyEstimatorState()
   const random = createRandom(26)
-  for (let k = 0; k < 100; k++) state = stepEstimators(state, { intervalDays: 1, changed: random.next() < 0.54, ageDays: null }, SETTINGS)
+  for (let k = 0; k < 100; k++)
+    state = stepEstimators(state, { intervalDays: 1, changed: random.next() < 0.54, ageDays: null }, SETTINGS)
   const before = estimateOf(state, 'mleAdaptive', SETTINGS)!
   state = stepEstimators(state, { intervalDays: 60, changed: false, ageDays: null }, SETTINGS)
   const after = estimateOf(state, 'mleAdaptive', SETTINGS)!
@@ -122,7 +130,11 @@ test('mleAdaptive: one long unchanged gap moves the estimate to the whole-histor
 })
 
 /** Median and 90th percentile of |Δ̂ − 1| (mean interval 1 day) over pages, for both estimators, and restarts per page. */
-function errors(family: Family, intervalDays: number, seed: number): { mle: [number, number]; adaptive: [number, number]; restarts: number } {
+function errors(
+  family: Family,
+  intervalDays: number,
+  seed: number,
+): { mle: [number, number]; adaptive: [number, number]; restarts: number } {
   const random = createRandom(seed)
   const mle: number[] = []
   const adaptive: number[] = []
@@ -154,7 +166,9 @@ test('mleAdaptive on renewal pages with a moderate tail (Pareto α = 3, Weibull 
       const label = `${JSON.stringify(family)} τ=${intervalDays}`
       assert.ok(e.adaptive[0] <= e.mle[0] * 1.1 + 0.01, `${label}: median ${e.adaptive[0]} vs MLE ${e.mle[0]}`)
       assert.ok(e.adaptive[1] <= e.mle[1] * 1.1 + 0.01, `${label}: p90 ${e.adaptive[1]} vs MLE ${e.mle[1]}`)
-      t.diagnostic(`${label}: MLE ${e.mle.map((x) => x.toFixed(3)).join('/')}, mleAdaptive ${e.adaptive.map((x) => x.toFixed(3)).join('/')}, restarts/page ${e.restarts.toFixed(2)}`)
+      t.diagnostic(
+        `${label}: MLE ${e.mle.map((x) => x.toFixed(3)).join('/')}, mleAdaptive ${e.adaptive.map((x) => x.toFixed(3)).join('/')}, restarts/page ${e.restarts.toFixed(2)}`,
+      )
     }
   }
 })

@@ -26,7 +26,10 @@ const REPLAY_FILE = fileURLToPath(new URL('../../../datasets/replay/git-master-2
 const SCHEDULES: [string, IntervalSampler][] = [
   ['periodic, every 30 days', () => 30],
   ['Poisson, mean 30 days', (random: Random) => random.exponential(1 / 30)],
-  ['half 1 hour, half 90 days (exponential)', (random: Random) => (random.next() < 0.5 ? random.exponential(24) : random.exponential(1 / 90))],
+  [
+    'half 1 hour, half 90 days (exponential)',
+    (random: Random) => (random.next() < 0.5 ? random.exponential(24) : random.exponential(1 / 90)),
+  ],
 ]
 
 test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages, final estimates)', (t) => {
@@ -61,7 +64,9 @@ test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages
       const exactMoment = exactMomentMatching(history)!
       if (exactMoment > 0) worstMoment = Math.max(worstMoment, Math.abs(onlineMomentMatching(state)! / exactMoment - 1))
     }
-    t.diagnostic(`${name}: max relative gap MLE ${worstMle.toExponential(2)}, moment matching ${worstMoment.toExponential(2)}`)
+    t.diagnostic(
+      `${name}: max relative gap MLE ${worstMle.toExponential(2)}, moment matching ${worstMoment.toExponential(2)}`,
+    )
     assert.ok(worstMle < 0.005, `${name}: MLE gap ${worstMle}`)
     assert.ok(worstMoment < 0.005, `${name}: moment matching gap ${worstMoment}`)
   }

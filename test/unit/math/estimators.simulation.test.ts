@@ -34,11 +34,13 @@ function meanEstimates(changesPerDay: number, sampler: IntervalSampler, seed: nu
 }
 
 /** Fixed point of LLN and SA under periodic crawling with interval τ: (e^{Δτ} − 1)/τ. */
-const periodicFixedPoint = (changesPerDay: number, intervalDays: number) => Math.expm1(changesPerDay * intervalDays) / intervalDays
+const periodicFixedPoint = (changesPerDay: number, intervalDays: number) =>
+  Math.expm1(changesPerDay * intervalDays) / intervalDays
 
 test('Poisson crawling, Δ = 1, p = 1: lln, sa, mle, momentMatching, lastModified within 5 %; naive → Δp/(Δ+p) (20 runs × 2000 crawls)', () => {
   const m = meanEstimates(1, poissonCrawling(1), 1000)
-  for (const name of ['lln', 'sa', 'mle', 'momentMatching', 'lastModified'] as const) assertClose(m[name], 1, 0.05, name)
+  for (const name of ['lln', 'sa', 'mle', 'momentMatching', 'lastModified'] as const)
+    assertClose(m[name], 1, 0.05, name)
   assertClose(m.naive, 0.5, 0.05, 'naive')
   // choGm assumes regular intervals: under Poisson crawling it tends to p·ln(1 + Δ/p).
   assertClose(m.choGm, Math.log(2), 0.05, 'choGm')
@@ -46,7 +48,8 @@ test('Poisson crawling, Δ = 1, p = 1: lln, sa, mle, momentMatching, lastModifie
 
 test('Poisson crawling, Δ = 5, p = 3: lln, sa, mle, momentMatching within 5 % (20 runs × 2000 crawls)', () => {
   const m = meanEstimates(5, poissonCrawling(3), 2000)
-  for (const name of ['lln', 'sa', 'mle', 'momentMatching', 'lastModified'] as const) assertClose(m[name], 5, 0.05, name)
+  for (const name of ['lln', 'sa', 'mle', 'momentMatching', 'lastModified'] as const)
+    assertClose(m[name], 5, 0.05, name)
 })
 
 test('periodic crawling, Δ = 1, p = 1: lln and sa → e − 1 ≈ 1.72 (within 4 %); mle, momentMatching, choGm → 1 within 5 % (20 runs × 2000 crawls)', () => {

@@ -19,8 +19,14 @@ export const SETTINGS: EstimatorSettings = {
 /** Draws the next crawl interval in days. */
 export type IntervalSampler = (random: Random) => number
 
-export const poissonCrawling = (crawlsPerDay: number): IntervalSampler => (random) => random.exponential(crawlsPerDay)
-export const periodicCrawling = (crawlsPerDay: number): IntervalSampler => () => 1 / crawlsPerDay
+export const poissonCrawling =
+  (crawlsPerDay: number): IntervalSampler =>
+  (random) =>
+    random.exponential(crawlsPerDay)
+export const periodicCrawling =
+  (crawlsPerDay: number): IntervalSampler =>
+  () =>
+    1 / crawlsPerDay
 
 /**
  * Crawls a page whose changes are a Poisson process of rate changesPerDay. Each observation
@@ -60,8 +66,17 @@ export function applyAll(
 
 export const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length
 
-export function assertClose(actual: number | null | undefined, expected: number, relativeTolerance: number, label = ''): void {
-  if (actual === null || actual === undefined || !(Math.abs(actual - expected) <= relativeTolerance * Math.abs(expected))) {
+export function assertClose(
+  actual: number | null | undefined,
+  expected: number,
+  relativeTolerance: number,
+  label = '',
+): void {
+  if (
+    actual === null ||
+    actual === undefined ||
+    !(Math.abs(actual - expected) <= relativeTolerance * Math.abs(expected))
+  ) {
     throw new Error(`${label} expected ${expected} ± ${relativeTolerance * 100} %, got ${actual}`)
   }
 }

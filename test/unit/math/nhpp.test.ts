@@ -29,7 +29,10 @@ function simulatePowerLaw(random: Random, beta: number, etaDays: number, n: numb
 }
 
 /** Piecewise-constant Poisson process on (0, endDays]. */
-function simulatePiecewise(random: Random, segments: readonly { untilDays: number; changesPerDay: number }[]): number[] {
+function simulatePiecewise(
+  random: Random,
+  segments: readonly { untilDays: number; changesPerDay: number }[],
+): number[] {
   const times: number[] = []
   let start = 0
   for (const { untilDays, changesPerDay } of segments) {
@@ -74,7 +77,10 @@ test('fitPowerLaw: exact MLE on hand-computed cases', () => {
   // λ̌(t) = (n−3)/(n−2) · n β̃ t^{β̃−1} / t_n^{β̃}; at t = t_n = 4: (1/2) · 4 β̃ / 4 = β̃ / 2.
   assert.ok(Math.abs(localisedRate(four, 14)! - betaTilde / 2) < 1e-12)
   // At t = 2 (day 12): (1/2) · 4 β̃ 2^{β̃−1} / 4^{β̃}.
-  assert.ok(Math.abs(localisedRate(four, 12)! - (0.5 * 4 * betaTilde * Math.pow(2, betaTilde - 1)) / Math.pow(4, betaTilde)) < 1e-12)
+  assert.ok(
+    Math.abs(localisedRate(four, 12)! - (0.5 * 4 * betaTilde * Math.pow(2, betaTilde - 1)) / Math.pow(4, betaTilde)) <
+      1e-12,
+  )
 
   // Time truncation at T = 5: β̂ = n / Σ ln(T/t_i), β̃ = (n−1)/n β̂, λ̌(T) = n β̃ / T.
   const timed = fitPowerLaw([1, 2, 3, 4], 0, { observedUntilDays: 5 })
@@ -197,7 +203,10 @@ test('selectWindow keeps a long window on a homogeneous process and on a smooth 
   const hpp = simulatePiecewise(createRandom(77), [{ untilDays: 100, changesPerDay: 2 }])
   const window = selectWindow(hpp, { originDays: 0 })
   assert.ok(window)
-  assert.ok(hpp.length - window.startIndex > hpp.length / 2, `window ${hpp.length - window.startIndex} of ${hpp.length}`)
+  assert.ok(
+    hpp.length - window.startIndex > hpp.length / 2,
+    `window ${hpp.length - window.startIndex} of ${hpp.length}`,
+  )
   assert.equal(window.fit.trend, 'constant')
   // minimum window and too few points
   assert.equal(selectWindow([1, 2, 3]), null)
@@ -232,7 +241,11 @@ function crawlHistory(
   for (let at = 0; at <= endDays; at += intervalDays) {
     let last: number | null = null
     while (next < changeTimes.length && changeTimes[next]! <= at) last = changeTimes[next++]!
-    crawls.push({ atDays: at, changed: crawls.length === 0 ? null : last !== null, lastModifiedDays: withLastModified ? last : null })
+    crawls.push({
+      atDays: at,
+      changed: crawls.length === 0 ? null : last !== null,
+      lastModifiedDays: withLastModified ? last : null,
+    })
   }
   return crawls
 }
@@ -282,11 +295,19 @@ test('degenerate inputs give null or finite numbers', () => {
   assert.equal(localisedRate(fit, -1), null)
   assert.equal(localisedRate(fit, Number.POSITIVE_INFINITY), null)
 
-  const none: CrawlChange[] = Array.from({ length: 50 }, (_, i) => ({ atDays: i, changed: i === 0 ? null : false, lastModifiedDays: null }))
+  const none: CrawlChange[] = Array.from({ length: 50 }, (_, i) => ({
+    atDays: i,
+    changed: i === 0 ? null : false,
+    lastModifiedDays: null,
+  }))
   assert.equal(currentRate(none, 50), null)
   assert.equal(currentRate([{ atDays: 0, changed: true, lastModifiedDays: null }], 1), null)
   assert.equal(currentRate([], 1), null)
-  const all: CrawlChange[] = Array.from({ length: 50 }, (_, i) => ({ atDays: i, changed: true, lastModifiedDays: null }))
+  const all: CrawlChange[] = Array.from({ length: 50 }, (_, i) => ({
+    atDays: i,
+    changed: true,
+    lastModifiedDays: null,
+  }))
   const rate = currentRate(all, 50)
   assert.ok(rate)
   assert.ok(Number.isFinite(rate.changesPerDay) && rate.changesPerDay > 0)
@@ -388,7 +409,10 @@ test('segmentHistory: windows over the whole history follow each change of rate 
     for (const regime of regimes) {
       const middle = regime.untilDays - 10
       const covering = windows.find((w) => w.windowStartDays <= middle && middle <= w.windowEndDays)!
-      assert.ok(Math.abs(covering.meanChangesPerDay / regime.changesPerDay - 1) < 0.35, `run ${run}: ${covering.meanChangesPerDay} for ${regime.changesPerDay}`)
+      assert.ok(
+        Math.abs(covering.meanChangesPerDay / regime.changesPerDay - 1) < 0.35,
+        `run ${run}: ${covering.meanChangesPerDay} for ${regime.changesPerDay}`,
+      )
     }
   }
   assert.ok(mean(boundaryErrors) < 3, `mean distance of the nearest boundary to a change: ${mean(boundaryErrors)} days`)

@@ -31,7 +31,7 @@ test('inverseErlangCdf: g(x(c)) = c to 1e-14 relative for c from 1e-300 to 1 −
     const x = inverseErlangCdf(c)
     assert.ok(x > 0 && Number.isFinite(x), `c=${c}: x=${x}`)
     // Compare in the well-conditioned form on each side: g for small c, 1 − g for c near 1.
-    const error = c <= 0.5 ? Math.abs(erlangCdf(x) / c - 1) : Math.abs((1 + x) * Math.exp(-x) / (1 - c) - 1)
+    const error = c <= 0.5 ? Math.abs(erlangCdf(x) / c - 1) : Math.abs(((1 + x) * Math.exp(-x)) / (1 - c) - 1)
     assert.ok(error < 1e-14, `c=${c}: relative error ${error}`)
   }
 })
@@ -55,7 +55,8 @@ test('trap, identical pages: 10 pages with Δ = μ = 1, R = 0.2 need x = 50 (c =
   const above = rateForPage(page, s.lambda * (1 + 1e-15), 'freshness-periodic')
   assert.ok(below > 0.024 && above === 0, `λ-only rates ${below}, ${above}`)
   // Every page's marginal utility is λ to double precision.
-  for (const rate of s.crawlsPerDay) assert.ok(Math.abs(marginalUtility('freshness-periodic', rate, 1, 1) / s.lambda - 1) < 1e-15)
+  for (const rate of s.crawlsPerDay)
+    assert.ok(Math.abs(marginalUtility('freshness-periodic', rate, 1, 1) / s.lambda - 1) < 1e-15)
 })
 
 test('trap, mixed: pages at the edge share the leftover in proportion to Δ while the others stay at their λ rates', () => {
@@ -64,7 +65,12 @@ test('trap, mixed: pages at the edge share the leftover in proportion to Δ whil
   const random = createRandom(33)
   const deltaA = Array.from({ length: 20 }, () => Math.exp(Math.log(0.1) + random.next() * Math.log(100)))
   const deltaB = Array.from({ length: 5 }, () => 0.5 + random.next())
-  const pageB = (d: number) => ({ changesPerDay: d, importance: 100 * d, minCrawlsPerDay: 0, maxCrawlsPerDay: Number.POSITIVE_INFINITY })
+  const pageB = (d: number) => ({
+    changesPerDay: d,
+    importance: 100 * d,
+    minCrawlsPerDay: 0,
+    maxCrawlsPerDay: Number.POSITIVE_INFINITY,
+  })
   const ratesB = deltaB.map((d) => rateForPage(pageB(d), 1, 'freshness-periodic'))
   const budget = ratesB.reduce((a, b) => a + b, 0) + deltaA.reduce((a, b) => a + b, 0) / 45
   const s = solveRates({
@@ -77,7 +83,9 @@ test('trap, mixed: pages at the edge share the leftover in proportion to Δ whil
   })
   assert.ok(Math.abs(s.totalCrawlsPerDay / budget - 1) < 1e-9, `Σρ/R − 1 = ${s.totalCrawlsPerDay / budget - 1}`)
   assert.ok(Math.abs(s.lambda - 1) < 1e-14, `λ = ${s.lambda}`)
-  deltaA.forEach((d, i) => assert.ok(Math.abs(s.crawlsPerDay[i]! / (d / 45) - 1) < 1e-9, `A page ${i}: ρ/Δ = ${s.crawlsPerDay[i]! / d}`))
+  deltaA.forEach((d, i) =>
+    assert.ok(Math.abs(s.crawlsPerDay[i]! / (d / 45) - 1) < 1e-9, `A page ${i}: ρ/Δ = ${s.crawlsPerDay[i]! / d}`),
+  )
   deltaB.forEach((_, j) => assert.ok(Math.abs(s.crawlsPerDay[20 + j]! / ratesB[j]! - 1) < 1e-12, `B page ${j}`))
 })
 
@@ -91,7 +99,13 @@ test('trap at scale: 20,000 random periodic pages with many sharing μ/Δ = 1, b
     // Half the pages share the ratio μ/Δ = 1, so their edges coincide.
     importance[i] = random.next() < 0.5 ? delta[i]! : delta[i]! * Math.exp(random.next() * 6)
   }
-  const rates1 = Array.from(delta, (d, i) => rateForPage({ changesPerDay: d, importance: importance[i]!, minCrawlsPerDay: 0, maxCrawlsPerDay: Infinity }, 1, 'freshness-periodic'))
+  const rates1 = Array.from(delta, (d, i) =>
+    rateForPage(
+      { changesPerDay: d, importance: importance[i]!, minCrawlsPerDay: 0, maxCrawlsPerDay: Infinity },
+      1,
+      'freshness-periodic',
+    ),
+  )
   const atEdge = rates1.reduce((a, b) => a + b, 0)
   const sharedDelta = Array.from(delta).reduce((a, d, i) => a + (importance[i] === d ? d : 0), 0)
   let worst = 0

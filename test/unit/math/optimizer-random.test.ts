@@ -8,14 +8,28 @@
 // 3. rateForPage(page, λ_h) reproduces every free page's rate (the O(1) update between solves).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { rateForPage, solveRates, type Objective, type RateProblem, type RateSolution } from '../../../src/math/optimizer/index.ts'
+import {
+  rateForPage,
+  solveRates,
+  type Objective,
+  type RateProblem,
+  type RateSolution,
+} from '../../../src/math/optimizer/index.ts'
 import { createRandom, type Random } from '../../../src/math/random.ts'
 import { referenceMarginal as marginal, referenceUtility as utility } from '../../helpers/referenceFreshness.ts'
 
 const TOLERANCE = 1e-9
 
 /** The rate with marginal utility λ, clamped to [l, u], by bisection on ln ρ (any objective). */
-function referenceRate(objective: Objective, lambda: number, delta: number, mu: number, l: number, u: number, beta: number): number {
+function referenceRate(
+  objective: Objective,
+  lambda: number,
+  delta: number,
+  mu: number,
+  l: number,
+  u: number,
+  beta: number,
+): number {
   if (mu === 0 || delta === 0 || u === l) return l
   if (lambda === 0) return u
   if (marginal(objective, l, delta, mu, beta) <= lambda) return l
@@ -66,7 +80,12 @@ function bisectLambda(total: (lambda: number) => number, target: number): [numbe
  * at most, so its value is ≤ the optimum. (Near the periodic edge of docs/math.md 3.3 the two differ by a
  * jump no λ resolves; elsewhere they agree to ~1e-15.)
  */
-function referenceSolve(objective: Objective, pages: Page[], caps: number[], budget: number): { upper: number[]; lower: number[] } {
+function referenceSolve(
+  objective: Objective,
+  pages: Page[],
+  caps: number[],
+  budget: number,
+): { upper: number[]; lower: number[] } {
   const rateAt = (p: Page, lambda: number) => referenceRate(objective, lambda, p.delta, p.mu, p.l, p.u, p.beta)
   const kappaEnds = caps.map((cap, h): [number, number] => {
     const own = pages.filter((p) => p.host === h)
@@ -76,7 +95,8 @@ function referenceSolve(objective: Objective, pages: Page[], caps: number[], bud
     return bisectLambda(sumAt, cap)
   })
   const solveWith = (end: 0 | 1): number[] => {
-    const ratesAt = (lambda: number) => pages.map((p) => rateAt(p, p.host >= 0 ? Math.max(lambda, kappaEnds[p.host]![end]) : lambda))
+    const ratesAt = (lambda: number) =>
+      pages.map((p) => rateAt(p, p.host >= 0 ? Math.max(lambda, kappaEnds[p.host]![end]) : lambda))
     const totalAt = (lambda: number) => ratesAt(lambda).reduce((s, r) => s + r, 0)
     if (totalAt(0) <= budget) return ratesAt(0)
     if (budget <= pages.reduce((s, p) => s + p.l, 0)) return pages.map((p) => p.l)
@@ -99,7 +119,8 @@ function randomInstance(random: Random, objective: Objective): { pages: Page[]; 
     const delta = random.next() < 0.1 ? 0 : logUniform(random, 0.01, 50)
     const mu = random.next() < 0.1 ? 0 : logUniform(random, 0.01, 100)
     const l = random.next() < 0.5 ? 0 : random.next() * 0.5
-    const u = random.next() < 0.4 ? Number.POSITIVE_INFINITY : random.next() < 0.1 ? l : l + logUniform(random, 0.01, 20)
+    const u =
+      random.next() < 0.4 ? Number.POSITIVE_INFINITY : random.next() < 0.1 ? l : l + logUniform(random, 0.01, 20)
     // Renewal: a third Poisson, the rest β log-uniform on [0.2, 50] (kept 0.05 away from β = 1, where the
     // reference formula h loses digits).
     let beta = Number.POSITIVE_INFINITY
@@ -115,7 +136,13 @@ function randomInstance(random: Random, objective: Objective): { pages: Page[]; 
     const own = pages.filter((p) => p.host === h)
     const sumLower = own.reduce((s, p) => s + p.l, 0)
     const r = random.next()
-    caps.push(r < 0.25 ? Number.POSITIVE_INFINITY : r < 0.3 ? sumLower : sumLower + random.next() * own.reduce((s, p) => s + spread(p), 0))
+    caps.push(
+      r < 0.25
+        ? Number.POSITIVE_INFINITY
+        : r < 0.3
+          ? sumLower
+          : sumLower + random.next() * own.reduce((s, p) => s + spread(p), 0),
+    )
   }
   const sumLower = pages.reduce((s, p) => s + p.l, 0)
   const r = random.next()
@@ -126,7 +153,9 @@ function randomInstance(random: Random, objective: Objective): { pages: Page[]; 
     minCrawlsPerDay: Float64Array.from(pages, (p) => p.l),
     maxCrawlsPerDay: Float64Array.from(pages, (p) => p.u),
     ...(objective === 'freshness-renewal' ? { ageShape: Float64Array.from(pages, (p) => p.beta) } : {}),
-    ...(hostCount > 0 ? { hostIndex: Int32Array.from(pages, (p) => p.host), hostMaxCrawlsPerDay: Float64Array.from(caps) } : {}),
+    ...(hostCount > 0
+      ? { hostIndex: Int32Array.from(pages, (p) => p.host), hostMaxCrawlsPerDay: Float64Array.from(caps) }
+      : {}),
     budgetCrawlsPerDay: budget,
     objective,
   }
@@ -143,7 +172,14 @@ function near(a: number, b: number, tolerance = TOLERANCE): boolean {
 const worst = { budget: 0, marginal: 0 }
 
 /** KKT certificate; returns the number of free pages checked. */
-function checkKkt(objective: Objective, pages: Page[], caps: number[], budget: number, s: RateSolution, label: string): number {
+function checkKkt(
+  objective: Objective,
+  pages: Page[],
+  caps: number[],
+  budget: number,
+  s: RateSolution,
+  label: string,
+): number {
   const rates = s.crawlsPerDay
   const total = rates.reduce((a, b) => a + b, 0)
   assert.ok(Number.isFinite(s.lambda) && s.lambda >= 0, `${label}: λ = ${s.lambda}`)
@@ -158,7 +194,8 @@ function checkKkt(objective: Objective, pages: Page[], caps: number[], budget: n
     const lh = s.hostLambda[h]!
     assert.ok(Number.isFinite(lh) && lh >= s.lambda, `${label}: λ_${h} = ${lh} < λ`)
     assert.ok(hostTotal <= caps[h]! * (1 + TOLERANCE) + 1e-300, `${label}: host ${h} Σ = ${hostTotal} > C = ${caps[h]}`)
-    if (lh > s.lambda * (1 + TOLERANCE)) assert.ok(near(hostTotal, caps[h]!), `${label}: host ${h} has λ_h > λ but Σ = ${hostTotal} ≠ C = ${caps[h]}`)
+    if (lh > s.lambda * (1 + TOLERANCE))
+      assert.ok(near(hostTotal, caps[h]!), `${label}: host ${h} has λ_h > λ but Σ = ${hostTotal} ≠ C = ${caps[h]}`)
   }
   let free = 0
   pages.forEach((p, i) => {
@@ -205,15 +242,21 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshne
       // A renewal page with β < 1 and l = 0 has f growing like ρ^β at 0, so at a rate within the budget's
       // rounding (ρ < 1e-9 R, where Σρ = R holds to 1e-13) its utility is not determined to 1e-9: such
       // pages are left out of the comparison, in ours and in the reference alike.
-      const steepAtZero = (p: Page, i: number) => objective === 'freshness-renewal' && p.beta < 1 && s.crawlsPerDay[i]! < 1e-9 * problem.budgetCrawlsPerDay
-      const value = (rates: ArrayLike<number>) => pages.reduce((a, p, i) => a + (steepAtZero(p, i) ? 0 : utility(objective, rates[i]!, p.delta, p.mu, p.beta)), 0)
+      const steepAtZero = (p: Page, i: number) =>
+        objective === 'freshness-renewal' && p.beta < 1 && s.crawlsPerDay[i]! < 1e-9 * problem.budgetCrawlsPerDay
+      const value = (rates: ArrayLike<number>) =>
+        pages.reduce((a, p, i) => a + (steepAtZero(p, i) ? 0 : utility(objective, rates[i]!, p.delta, p.mu, p.beta)), 0)
       const ours = value(s.crawlsPerDay)
       const low = value(reference.upper) // spends ≥ R and ≥ C_h: an upper bound on the optimum
       const high = value(reference.lower) // spends ≤ R and ≤ C_h: a lower bound
       if (Number.isFinite(ours) && Number.isFinite(high) && Number.isFinite(low)) {
         const slack = TOLERANCE * Math.max(Math.abs(low), Math.abs(high), 1e-300)
         assert.ok(ours >= high - slack && ours <= low + slack, `${label}: objective ${ours} outside [${high}, ${low}]`)
-        if (Number.isFinite(ours)) worstObjective = Math.max(worstObjective, Math.max(high - ours, ours - low, 0) / Math.max(Math.abs(ours), 1e-300))
+        if (Number.isFinite(ours))
+          worstObjective = Math.max(
+            worstObjective,
+            Math.max(high - ours, ours - low, 0) / Math.max(Math.abs(ours), 1e-300),
+          )
       }
 
       pages.forEach((p, i) => {
@@ -222,14 +265,24 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshne
         // Near the periodic edge the rate is ill-conditioned in λ (d ln ρ / d ln λ ≈ e^x/x², x = Δ/ρ:
         // 1e6 at x = 20) and beyond x ≈ 37 no double λ gives it at all (docs/math.md 3.3). The KKT check
         // above covers those pages.
-        if ((objective === 'freshness-periodic' || (objective === 'freshness-renewal' && p.beta > 1)) && p.delta / rho > 20) {
+        if (
+          (objective === 'freshness-periodic' || (objective === 'freshness-renewal' && p.beta > 1)) &&
+          p.delta / rho > 20
+        ) {
           edgePages++
           return
         }
         const lh = p.host >= 0 ? s.hostLambda[p.host]! : s.lambda
-        const again = rateForPage({ changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u, ageShape: p.beta }, lh, objective)
+        const again = rateForPage(
+          { changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u, ageShape: p.beta },
+          lh,
+          objective,
+        )
         // Rates are differences of terms of size Δ (√(μΔ/λ) − Δ), so compare on that scale.
-        assert.ok(Math.abs(again - rho) <= 1e-9 * (rho + p.delta), `${label} page ${i}: rateForPage ${again} ≠ solved ${rho}`)
+        assert.ok(
+          Math.abs(again - rho) <= 1e-9 * (rho + p.delta),
+          `${label} page ${i}: rateForPage ${again} ≠ solved ${rho}`,
+        )
       })
     }
     // The generator must exercise every regime, or the checks above prove little.
@@ -251,8 +304,12 @@ test('KKT check fails on a perturbed solution (the certificate can fail)', () =>
   for (let k = 0; k < 30; k++) {
     const { pages, caps, problem } = randomInstance(random, 'freshness')
     const s = solveRates(problem)
-    const free = pages.findIndex((p, i) => s.crawlsPerDay[i]! > p.l && s.crawlsPerDay[i]! < p.u && p.mu > 0 && p.delta > 0)
-    const other = pages.findIndex((p, i) => i !== free && s.crawlsPerDay[i]! > p.l && s.crawlsPerDay[i]! < p.u && p.mu > 0 && p.delta > 0)
+    const free = pages.findIndex(
+      (p, i) => s.crawlsPerDay[i]! > p.l && s.crawlsPerDay[i]! < p.u && p.mu > 0 && p.delta > 0,
+    )
+    const other = pages.findIndex(
+      (p, i) => i !== free && s.crawlsPerDay[i]! > p.l && s.crawlsPerDay[i]! < p.u && p.mu > 0 && p.delta > 0,
+    )
     if (free < 0 || other < 0) continue
     // Move 1e-6 of budget between two free pages: same total, no longer optimal.
     const moved = { ...s, crawlsPerDay: Float64Array.from(s.crawlsPerDay) }

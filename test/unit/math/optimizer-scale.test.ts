@@ -27,11 +27,25 @@ function instance(objective: Objective): RateProblem {
     if (hostIndex[i]! >= 0) hostDelta[hostIndex[i]!] = hostDelta[hostIndex[i]!]! + changesPerDay[i]!
     sumDelta += changesPerDay[i]!
   }
-  const hostMaxCrawlsPerDay = Float64Array.from(hostDelta, (d) => (random.next() < 0.3 ? 5 + 0.3 * d : Number.POSITIVE_INFINITY))
+  const hostMaxCrawlsPerDay = Float64Array.from(hostDelta, (d) =>
+    random.next() < 0.3 ? 5 + 0.3 * d : Number.POSITIVE_INFINITY,
+  )
   // Renewal: 30 % Poisson, the others β log-uniform on [0.3, 30] (its own stream: the other instances do not change).
   const shapeRandom = createRandom(100)
-  const ageShape = Float64Array.from({ length: PAGES }, () => (shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100))))
-  return { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay, hostIndex, hostMaxCrawlsPerDay, ageShape, budgetCrawlsPerDay: 0.3 * sumDelta, objective }
+  const ageShape = Float64Array.from({ length: PAGES }, () =>
+    shapeRandom.next() < 0.3 ? Number.POSITIVE_INFINITY : 0.3 * Math.exp(shapeRandom.next() * Math.log(100)),
+  )
+  return {
+    changesPerDay,
+    importance,
+    minCrawlsPerDay,
+    maxCrawlsPerDay,
+    hostIndex,
+    hostMaxCrawlsPerDay,
+    ageShape,
+    budgetCrawlsPerDay: 0.3 * sumDelta,
+    objective,
+  }
 }
 
 for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
@@ -52,7 +66,13 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshne
       const u = problem.maxCrawlsPerDay[i]!
       assert.ok(rho >= l && rho <= u)
       const lh = h >= 0 ? s.hostLambda[h]! : s.lambda
-      const m = marginalUtility(objective, rho, problem.changesPerDay[i]!, problem.importance[i]!, problem.ageShape![i]!)
+      const m = marginalUtility(
+        objective,
+        rho,
+        problem.changesPerDay[i]!,
+        problem.importance[i]!,
+        problem.ageShape![i]!,
+      )
       if (m === 0) {
         assert.equal(rho, l)
         continue
@@ -75,6 +95,8 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshne
       }
     }
     assert.ok(capped > 50 && free > PAGES / 2, `capped hosts ${capped}, free pages ${free}`)
-    t.diagnostic(`free pages ${free}, capped hosts ${capped}, Σρ/R − 1 = ${(s.totalCrawlsPerDay / R - 1).toExponential(2)}, max |marginal/λ_h − 1| = ${worst.toExponential(2)}`)
+    t.diagnostic(
+      `free pages ${free}, capped hosts ${capped}, Σρ/R − 1 = ${(s.totalCrawlsPerDay / R - 1).toExponential(2)}, max |marginal/λ_h − 1| = ${worst.toExponential(2)}`,
+    )
   })
 }

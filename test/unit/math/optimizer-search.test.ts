@@ -53,7 +53,10 @@ function benchmarkLike(n: number, seed: number, objective: Objective): RateProbl
  * Counts passes over all `n` pages (those that fill a pass model; the sample's are smaller) and the
  * pages evaluated for the model's list.
  */
-function counting(kernel: RateKernel, n: number): { kernel: RateKernel; passes: () => number; listPages: () => number; advances: () => number } {
+function counting(
+  kernel: RateKernel,
+  n: number,
+): { kernel: RateKernel; passes: () => number; listPages: () => number; advances: () => number } {
   let passes = 0
   let listPages = 0
   let advances = 0
@@ -120,7 +123,10 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
 for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
   test(`${objective}: a start hint (the previous λ, or one 100× off) changes the passes, not the solution`, () => {
     const problem = benchmarkLike(200_000, 23, objective)
-    if (objective === 'freshness-renewal') problem.ageShape = Float64Array.from(problem.changesPerDay, (_, i) => (i % 3 === 0 ? 0.7 : Number.POSITIVE_INFINITY))
+    if (objective === 'freshness-renewal')
+      problem.ageShape = Float64Array.from(problem.changesPerDay, (_, i) =>
+        i % 3 === 0 ? 0.7 : Number.POSITIVE_INFINITY,
+      )
     // (checkKkt knows the Poisson-form marginals only: the renewal rows compare warm with cold.)
     const kkt = objective !== 'freshness-renewal'
     const cold = solveRates(problem)
@@ -128,10 +134,16 @@ for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] 
     for (const hint of [cold.lambda, cold.lambda * 100, cold.lambda / 100]) {
       const warm = solveRates({ ...problem, lambdaHint: hint })
       if (kkt) checkKkt(problem, warm.crawlsPerDay, warm.lambda, `hint ${hint}`)
-      assert.ok(Math.abs(warm.lambda / cold.lambda - 1) < 1e-12, `hint ${hint}: λ ${warm.lambda} against ${cold.lambda}`)
+      assert.ok(
+        Math.abs(warm.lambda / cold.lambda - 1) < 1e-12,
+        `hint ${hint}: λ ${warm.lambda} against ${cold.lambda}`,
+      )
       let worst = 0
       for (let i = 0; i < cold.crawlsPerDay.length; i++) {
-        worst = Math.max(worst, Math.abs(warm.crawlsPerDay[i]! - cold.crawlsPerDay[i]!) / Math.max(1e-12, cold.crawlsPerDay[i]!))
+        worst = Math.max(
+          worst,
+          Math.abs(warm.crawlsPerDay[i]! - cold.crawlsPerDay[i]!) / Math.max(1e-12, cold.crawlsPerDay[i]!),
+        )
       }
       assert.ok(worst < 1e-9, `hint ${hint}: a rate differs by ${worst} relative`)
     }
@@ -139,7 +151,10 @@ for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] 
     // Started at the solution, the search needs one full pass (from a sample it takes two).
     const columns = columnsOf(problem)
     const n = problem.changesPerDay.length
-    const { kernel, passes } = counting(objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns), n)
+    const { kernel, passes } = counting(
+      objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns),
+      n,
+    )
     const out = new Float64Array(n)
     solveMultiplierSet({
       kernel,
@@ -211,7 +226,13 @@ test('periodic: 120,000 identical pages with a floor share one kink; budgets bel
     importance[i] = Math.exp(random.next() * 5)
     minCrawlsPerDay[i] = 0
   }
-  const base = { changesPerDay, importance, minCrawlsPerDay, maxCrawlsPerDay: new Float64Array(n).fill(Number.POSITIVE_INFINITY), objective: 'freshness-periodic' as const }
+  const base = {
+    changesPerDay,
+    importance,
+    minCrawlsPerDay,
+    maxCrawlsPerDay: new Float64Array(n).fill(Number.POSITIVE_INFINITY),
+    objective: 'freshness-periodic' as const,
+  }
   let sumLower = 0
   for (const l of minCrawlsPerDay) sumLower += l
   for (const extra of [0.5, 2, 8, 40, 400]) {
@@ -240,7 +261,8 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
       const exact = new Float64Array(n)
       const advancedSum = kernel.advance(lambda, next, set, base, model, advanced)
       const exactSum = kernel.evaluate(next, set, exact)
-      if (Math.abs(h) < 1e-5) assert.ok(Math.abs(advancedSum / exactSum - 1) < 1e-14, `h = ${h}: sums ${advancedSum} vs ${exactSum}`)
+      if (Math.abs(h) < 1e-5)
+        assert.ok(Math.abs(advancedSum / exactSum - 1) < 1e-14, `h = ${h}: sums ${advancedSum} vs ${exactSum}`)
       let worst = 0
       for (let i = 0; i < n; i++) {
         const error = Math.abs(advanced[i]! - exact[i]!) / Math.max(exact[i]!, 1e-300)
@@ -256,7 +278,9 @@ for (const objective of ['freshness-periodic', 'harmonic'] as const) {
     const half = worstFor(0.005)
     assert.ok(big > 1e-12 && big < 1e-4, `h = 0.01: ${big}`)
     assert.ok(big / half > 10 && big / half < 24, `error ratio ${big / half} (h = 0.01: ${big}, 0.005: ${half})`)
-    t.diagnostic(`worst relative error: h = 0.01 ${big.toExponential(2)}, h = 0.005 ${half.toExponential(2)}, h = 1e-6 ${worstFor(1e-6).toExponential(2)}`)
+    t.diagnostic(
+      `worst relative error: h = 0.01 ${big.toExponential(2)}, h = 0.005 ${half.toExponential(2)}, h = 1e-6 ${worstFor(1e-6).toExponential(2)}`,
+    )
   })
 }
 
@@ -284,14 +308,20 @@ function checkKktWithHosts(problem: RateProblem, s: ReturnType<typeof solveRates
     else if (rho === u) assert.ok(m >= lh * (1 - 1e-9), `${label} page ${i} at u: ${m} < λ_h ${lh}`)
     else assert.ok(Math.abs(m / lh - 1) < 1e-9, `${label} page ${i}: marginal ${m} vs λ_h ${lh}`)
   }
-  assert.ok(Math.abs(total / problem.budgetCrawlsPerDay - 1) < 1e-9, `${label}: Σρ/R − 1 = ${total / problem.budgetCrawlsPerDay - 1}`)
+  assert.ok(
+    Math.abs(total / problem.budgetCrawlsPerDay - 1) < 1e-9,
+    `${label}: Σρ/R − 1 = ${total / problem.budgetCrawlsPerDay - 1}`,
+  )
   let bound = 0
   for (let h = 0; h < caps.length; h++) {
     assert.ok(hostTotal[h]! <= caps[h]! * (1 + 1e-9), `${label} host ${h}: ${hostTotal[h]} > C = ${caps[h]}`)
     assert.ok(s.hostLambda[h]! >= s.lambda, `${label} host ${h}: λ_h < λ`)
     if (s.hostLambda[h]! > s.lambda) {
       bound++
-      assert.ok(Math.abs(hostTotal[h]! / caps[h]! - 1) < 1e-9, `${label} host ${h}: λ_h > λ but Σ/C − 1 = ${hostTotal[h]! / caps[h]! - 1}`)
+      assert.ok(
+        Math.abs(hostTotal[h]! / caps[h]! - 1) < 1e-9,
+        `${label} host ${h}: λ_h > λ but Σ/C − 1 = ${hostTotal[h]! / caps[h]! - 1}`,
+      )
     }
   }
   return { bound }
@@ -323,6 +353,8 @@ for (const objective of ['freshness', 'freshness-periodic', 'harmonic'] as const
     for (let h = 1; h < hosts; h += 3) if (s.hostLambda[h]! > s.lambda) lateBound++
     assert.ok(s.lambda < 0.8 * free.lambda, `λ ${s.lambda} vs uncapped ${free.lambda}`)
     assert.ok(lateBound > 10, `only ${lateBound} of the 105 % hosts bind`)
-    t.diagnostic(`λ ${s.lambda.toPrecision(6)} (uncapped ${free.lambda.toPrecision(6)}), bound hosts ${bound}, of them at 105 %: ${lateBound}`)
+    t.diagnostic(
+      `λ ${s.lambda.toPrecision(6)} (uncapped ${free.lambda.toPrecision(6)}), bound hosts ${bound}, of them at 105 %: ${lateBound}`,
+    )
   })
 }

@@ -14,25 +14,44 @@ import { referenceUtility } from '../../helpers/referenceFreshness.ts'
 
 const OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic']
 
-function problem(pages: { delta: number; mu: number; l?: number; u?: number; host?: number }[], budget: number, objective: Objective, caps?: number[]): RateProblem {
+function problem(
+  pages: { delta: number; mu: number; l?: number; u?: number; host?: number }[],
+  budget: number,
+  objective: Objective,
+  caps?: number[],
+): RateProblem {
   return {
     changesPerDay: Float64Array.from(pages, (p) => p.delta),
     importance: Float64Array.from(pages, (p) => p.mu),
     minCrawlsPerDay: Float64Array.from(pages, (p) => p.l ?? 0),
     maxCrawlsPerDay: Float64Array.from(pages, (p) => p.u ?? Number.POSITIVE_INFINITY),
-    ...(caps === undefined ? {} : { hostIndex: Int32Array.from(pages, (p) => p.host ?? -1), hostMaxCrawlsPerDay: Float64Array.from(caps) }),
+    ...(caps === undefined
+      ? {}
+      : { hostIndex: Int32Array.from(pages, (p) => p.host ?? -1), hostMaxCrawlsPerDay: Float64Array.from(caps) }),
     budgetCrawlsPerDay: budget,
     objective,
   }
 }
 
 function close(actual: number, expected: number, relative = 1e-12, message?: string): void {
-  assert.ok(Math.abs(actual - expected) <= relative * Math.max(Math.abs(expected), 1e-300), message ?? `${actual} vs ${expected}`)
+  assert.ok(
+    Math.abs(actual - expected) <= relative * Math.max(Math.abs(expected), 1e-300),
+    message ?? `${actual} vs ${expected}`,
+  )
 }
 
 test('freshness, two pages by hand: μ = (4, 1), Δ = 1, R = 2 → √λ = 3/4, ρ = (5/3, 1/3)', () => {
   // Σ (√μ_i/√λ − 1) = 3/√λ − 2 = 2.
-  const s = solveRates(problem([{ delta: 1, mu: 4 }, { delta: 1, mu: 1 }], 2, 'freshness'))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 4 },
+        { delta: 1, mu: 1 },
+      ],
+      2,
+      'freshness',
+    ),
+  )
   close(s.lambda, 9 / 16)
   close(s.crawlsPerDay[0]!, 5 / 3)
   close(s.crawlsPerDay[1]!, 1 / 3)
@@ -44,7 +63,16 @@ test('freshness, two pages by hand: μ = (4, 1), Δ = 1, R = 2 → √λ = 3/4, 
 
 test('freshness: a page below the threshold μΔ/(l+Δ)² < λ gets no crawls beyond l', () => {
   // μ = (9, 1), Δ = 1, R = 1: page 0 alone: 3/√λ − 1 = 1 → λ = 9/4 > μ_1Δ_1/Δ_1² = 1.
-  const s = solveRates(problem([{ delta: 1, mu: 9 }, { delta: 1, mu: 1 }], 1, 'freshness'))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 9 },
+        { delta: 1, mu: 1 },
+      ],
+      1,
+      'freshness',
+    ),
+  )
   close(s.lambda, 9 / 4)
   close(s.crawlsPerDay[0]!, 1)
   assert.equal(s.crawlsPerDay[1], 0)
@@ -54,7 +82,16 @@ test('freshness: a page below the threshold μΔ/(l+Δ)² < λ gets no crawls be
 test('freshness with bounds: the upper bound binds, the rest is shared', () => {
   // μ = (4, 1), Δ = 1, u_0 = 1, R = 2: page 0 at 1, page 1 = 1 → √(1/λ) − 1 = 1 → λ = 1/4;
   // page 0 at λ = 1/4 would want 2/(1/2) − 1 = 3 > 1, so it sits at u.
-  const s = solveRates(problem([{ delta: 1, mu: 4, u: 1 }, { delta: 1, mu: 1 }], 2, 'freshness'))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 4, u: 1 },
+        { delta: 1, mu: 1 },
+      ],
+      2,
+      'freshness',
+    ),
+  )
   close(s.lambda, 1 / 4)
   close(s.crawlsPerDay[0]!, 1)
   close(s.crawlsPerDay[1]!, 1)
@@ -63,7 +100,16 @@ test('freshness with bounds: the upper bound binds, the rest is shared', () => {
 test('harmonic by hand: μ = (2, 1), Δ = 1, R = 1 + (√5 − 1)/2 → λ = 1, ρ = (1, (√5 − 1)/2)', () => {
   // ρ(ρ + 1) = μ/λ: ρ² + ρ − 2 = 0 → 1; ρ² + ρ − 1 = 0 → (√5 − 1)/2.
   const golden = (Math.sqrt(5) - 1) / 2
-  const s = solveRates(problem([{ delta: 1, mu: 2 }, { delta: 1, mu: 1 }], 1 + golden, 'harmonic'))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 2 },
+        { delta: 1, mu: 1 },
+      ],
+      1 + golden,
+      'harmonic',
+    ),
+  )
   close(s.lambda, 1, 1e-10)
   close(s.crawlsPerDay[0]!, 1, 1e-10)
   close(s.crawlsPerDay[1]!, golden, 1e-10)
@@ -72,7 +118,16 @@ test('harmonic by hand: μ = (2, 1), Δ = 1, R = 1 + (√5 − 1)/2 → λ = 1, 
 })
 
 test('periodic by hand: two equal pages, R = 2 → ρ = 1 each, λ = (μ/Δ)·g(1) = 1 − 2/e', () => {
-  const s = solveRates(problem([{ delta: 1, mu: 1 }, { delta: 1, mu: 1 }], 2, 'freshness-periodic'))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 1 },
+        { delta: 1, mu: 1 },
+      ],
+      2,
+      'freshness-periodic',
+    ),
+  )
   close(s.crawlsPerDay[0]!, 1, 1e-12)
   close(s.crawlsPerDay[1]!, 1, 1e-12)
   close(s.lambda, 1 - 2 / Math.E, 1e-10)
@@ -81,7 +136,18 @@ test('periodic by hand: two equal pages, R = 2 → ρ = 1 each, λ = (μ/Δ)·g(
 
 test('host cap by hand: pages 0, 1 on a host capped at 0.5, page 2 free, R = 2', () => {
   // Host pages share 0.5 → 0.25 each, λ_h = 1/(1.25)² = 0.64; page 2 takes 1.5 → λ = 1/(2.5)² = 0.16.
-  const s = solveRates(problem([{ delta: 1, mu: 1, host: 0 }, { delta: 1, mu: 1, host: 0 }, { delta: 1, mu: 1 }], 2, 'freshness', [0.5]))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 1, host: 0 },
+        { delta: 1, mu: 1, host: 0 },
+        { delta: 1, mu: 1 },
+      ],
+      2,
+      'freshness',
+      [0.5],
+    ),
+  )
   close(s.crawlsPerDay[0]!, 0.25)
   close(s.crawlsPerDay[1]!, 0.25)
   close(s.crawlsPerDay[2]!, 1.5)
@@ -90,7 +156,17 @@ test('host cap by hand: pages 0, 1 on a host capped at 0.5, page 2 free, R = 2',
 })
 
 test('host cap that does not bind: λ_h = λ', () => {
-  const s = solveRates(problem([{ delta: 1, mu: 1, host: 0 }, { delta: 1, mu: 1, host: 1 }], 2, 'freshness', [5, Number.POSITIVE_INFINITY]))
+  const s = solveRates(
+    problem(
+      [
+        { delta: 1, mu: 1, host: 0 },
+        { delta: 1, mu: 1, host: 1 },
+      ],
+      2,
+      'freshness',
+      [5, Number.POSITIVE_INFINITY],
+    ),
+  )
   close(s.crawlsPerDay[0]!, 1)
   close(s.lambda, 0.25)
   assert.deepEqual([...s.hostLambda], [s.lambda, s.lambda])
@@ -116,7 +192,17 @@ for (const objective of OBJECTIVES) {
   })
 
   test(`${objective}: Σu ≤ R → every page at u, λ = 0`, () => {
-    const s = solveRates(problem([{ delta: 1, mu: 1, u: 2 }, { delta: 3, mu: 2, l: 1, u: 4 }, { delta: 0, mu: 1, l: 0.5, u: 9 }], 100, objective))
+    const s = solveRates(
+      problem(
+        [
+          { delta: 1, mu: 1, u: 2 },
+          { delta: 3, mu: 2, l: 1, u: 4 },
+          { delta: 0, mu: 1, l: 0.5, u: 9 },
+        ],
+        100,
+        objective,
+      ),
+    )
     assert.deepEqual([...s.crawlsPerDay], [2, 4, 0.5])
     assert.equal(s.lambda, 0)
     assert.equal(s.pagesCrawled, 2)
@@ -124,7 +210,17 @@ for (const objective of OBJECTIVES) {
 
   test(`${objective}: Σl > R → InfeasibleBudgetError, never a rescale`, () => {
     assert.throws(
-      () => solveRates(problem([{ delta: 1, mu: 1, l: 2 }, { delta: 1, mu: 1, l: 2 }], 3, objective)),
+      () =>
+        solveRates(
+          problem(
+            [
+              { delta: 1, mu: 1, l: 2 },
+              { delta: 1, mu: 1, l: 2 },
+            ],
+            3,
+            objective,
+          ),
+        ),
       (err: unknown) =>
         err instanceof InfeasibleBudgetError &&
         err.requiredCrawlsPerDay === 4 &&
@@ -136,19 +232,51 @@ for (const objective of OBJECTIVES) {
 
   test(`${objective}: a host whose Σl exceeds its cap is infeasible, and the message says which host`, () => {
     assert.throws(
-      () => solveRates(problem([{ delta: 1, mu: 1, l: 1, host: 1 }, { delta: 1, mu: 1, l: 1, host: 1 }, { delta: 1, mu: 1 }], 10, objective, [5, 1.5])),
-      (err: unknown) => err instanceof InfeasibleBudgetError && err.hostIndex === 1 && /host 1/.test(err.message) && err.requiredCrawlsPerDay === 2,
+      () =>
+        solveRates(
+          problem(
+            [
+              { delta: 1, mu: 1, l: 1, host: 1 },
+              { delta: 1, mu: 1, l: 1, host: 1 },
+              { delta: 1, mu: 1 },
+            ],
+            10,
+            objective,
+            [5, 1.5],
+          ),
+        ),
+      (err: unknown) =>
+        err instanceof InfeasibleBudgetError &&
+        err.hostIndex === 1 &&
+        /host 1/.test(err.message) &&
+        err.requiredCrawlsPerDay === 2,
     )
   })
 
   test(`${objective}: R = Σl exactly → every page at l with a finite λ`, () => {
-    const s = solveRates(problem([{ delta: 1, mu: 1, l: 0.5 }, { delta: 2, mu: 3, l: 0.25 }], 0.75, objective))
+    const s = solveRates(
+      problem(
+        [
+          { delta: 1, mu: 1, l: 0.5 },
+          { delta: 2, mu: 3, l: 0.25 },
+        ],
+        0.75,
+        objective,
+      ),
+    )
     assert.deepEqual([...s.crawlsPerDay], [0.5, 0.25])
     assert.ok(Number.isFinite(s.lambda) && s.lambda > 0)
     assert.equal(s.pagesCrawled, 0)
     // λ is the largest marginal at l, so rateForPage keeps every page at l.
-    for (const [i, page] of [{ delta: 1, mu: 1, l: 0.5 }, { delta: 2, mu: 3, l: 0.25 }].entries()) {
-      const rate = rateForPage({ changesPerDay: page.delta, importance: page.mu, minCrawlsPerDay: page.l, maxCrawlsPerDay: Infinity }, s.lambda, objective)
+    for (const [i, page] of [
+      { delta: 1, mu: 1, l: 0.5 },
+      { delta: 2, mu: 3, l: 0.25 },
+    ].entries()) {
+      const rate = rateForPage(
+        { changesPerDay: page.delta, importance: page.mu, minCrawlsPerDay: page.l, maxCrawlsPerDay: Infinity },
+        s.lambda,
+        objective,
+      )
       close(rate, s.crawlsPerDay[i]!, 1e-9)
     }
   })
@@ -193,20 +321,34 @@ test('pageFreshness formulas', () => {
 test('marginalUtility is the derivative of μ f(ρ) (central differences)', () => {
   // Poisson pages (no shape): the renewal utility is the periodic one.
   for (const objective of OBJECTIVES) {
-    for (const [rho, delta, mu] of [[0.5, 2, 3], [4, 0.1, 0.7], [0.02, 1, 1]] as const) {
+    for (const [rho, delta, mu] of [
+      [0.5, 2, 3],
+      [4, 0.1, 0.7],
+      [0.02, 1, 1],
+    ] as const) {
       const h = rho * 1e-5
-      const numeric = (referenceUtility(objective, rho + h, delta, mu) - referenceUtility(objective, rho - h, delta, mu)) / (2 * h)
+      const numeric =
+        (referenceUtility(objective, rho + h, delta, mu) - referenceUtility(objective, rho - h, delta, mu)) / (2 * h)
       close(marginalUtility(objective, rho, delta, mu), numeric, 1e-7, `${objective} ρ=${rho}`)
     }
   }
   // Renewal pages: f = (ρ/Δ) ∫_0^{Δ/ρ} (1 + s/β)^{−β} ds.
   for (const beta of [0.4, 2.5, 30]) {
     const f = (rho: number, delta: number) => referenceUtility('freshness-renewal', rho, delta, 1, beta)
-    for (const [rho, delta, mu] of [[0.5, 2, 3], [4, 0.1, 0.7], [0.02, 1, 1]] as const) {
+    for (const [rho, delta, mu] of [
+      [0.5, 2, 3],
+      [4, 0.1, 0.7],
+      [0.02, 1, 1],
+    ] as const) {
       const h = rho * 1e-5
       const numeric = (mu * (f(rho + h, delta) - f(rho - h, delta))) / (2 * h)
       close(marginalUtility('freshness-renewal', rho, delta, mu, beta), numeric, 1e-7, `renewal β=${beta} ρ=${rho}`)
-      close(pageFreshness('freshness-renewal', rho, delta, beta), f(rho, delta), 1e-12, `renewal freshness β=${beta} ρ=${rho}`)
+      close(
+        pageFreshness('freshness-renewal', rho, delta, beta),
+        f(rho, delta),
+        1e-12,
+        `renewal freshness β=${beta} ρ=${rho}`,
+      )
     }
   }
 })

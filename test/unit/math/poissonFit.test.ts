@@ -54,9 +54,16 @@ test('false positives: Poisson pages on recrawl’s schedules are labelled not-p
     pages += count
     falseAlarms += tally['not-poisson']
   }
-  for (const intervalDays of [0.3, 1, 2, 4]) run(verdicts(EXPONENTIAL, 50, 1000 * intervalDays, periodic(EXPONENTIAL, 500, intervalDays)), 'M4', 50)
-  for (const intervalDays of [0.3, 1, 3]) run(verdicts(EXPONENTIAL, 20, 2000 + 1000 * intervalDays, periodicWithAges(EXPONENTIAL, 400, intervalDays)), 'M2', 20)
-  for (const intervalDays of [0.3, 1, 3]) run(verdicts(EXPONENTIAL, 20, 7000 + 1000 * intervalDays, resolved(EXPONENTIAL, 400, intervalDays)), 'M6', 20)
+  for (const intervalDays of [0.3, 1, 2, 4])
+    run(verdicts(EXPONENTIAL, 50, 1000 * intervalDays, periodic(EXPONENTIAL, 500, intervalDays)), 'M4', 50)
+  for (const intervalDays of [0.3, 1, 3])
+    run(
+      verdicts(EXPONENTIAL, 20, 2000 + 1000 * intervalDays, periodicWithAges(EXPONENTIAL, 400, intervalDays)),
+      'M2',
+      20,
+    )
+  for (const intervalDays of [0.3, 1, 3])
+    run(verdicts(EXPONENTIAL, 20, 7000 + 1000 * intervalDays, resolved(EXPONENTIAL, 400, intervalDays)), 'M6', 20)
   assert.equal(pages, 320)
   // 1 % of 320 is 3.2; Binomial(320, 0.01) exceeds 8 with probability 0.4 %.
   assert.ok(falseAlarms <= 8, `${falseAlarms} of ${pages} Poisson pages labelled not-poisson`)
@@ -71,11 +78,15 @@ test('false positives: Poisson pages on recrawl’s schedules are labelled not-p
 test('power: Pareto and Weibull pages crawled periodically are labelled not-poisson (1000 crawls)', () => {
   for (const law of [lomax(1.5), lomax(3), weibull(0.5)]) {
     let detected = 0
-    for (const intervalDays of [0.3, 1, 2]) detected += verdicts(law, 15, 3000 + 100 * intervalDays, periodic(law, 1000, intervalDays))['not-poisson']
+    for (const intervalDays of [0.3, 1, 2])
+      detected += verdicts(law, 15, 3000 + 100 * intervalDays, periodic(law, 1000, intervalDays))['not-poisson']
     assert.ok(detected >= 0.9 * 45, `${law.name}: ${detected} of 45 detected`)
   }
   let mild = 0
-  for (const intervalDays of [0.3, 1, 2]) mild += verdicts(weibull(0.8), 15, 4000 + 100 * intervalDays, periodic(weibull(0.8), 1000, intervalDays))['not-poisson']
+  for (const intervalDays of [0.3, 1, 2])
+    mild += verdicts(weibull(0.8), 15, 4000 + 100 * intervalDays, periodic(weibull(0.8), 1000, intervalDays))[
+      'not-poisson'
+    ]
   assert.ok(mild >= 0.2 * 45, `weibull k=0.8: ${mild} of 45 detected`)
   for (const crawls of [periodicWithAges(lomax(3), 1000, 1), resolved(lomax(3), 1000, 1)]) {
     const tally = verdicts(lomax(3), 15, 5000, crawls)
@@ -96,7 +107,11 @@ test('cannot-tell when the crawls cannot distinguish: few changes, or nearly eve
     if (law === EXPONENTIAL) assert.equal(verdict.verdict, 'cannot-tell', verdict.note)
     assert.notEqual(verdict.verdict, 'consistent-with-poisson', verdict.note)
   }
-  const none = Array.from({ length: 30 }, (_, i): AgeCrawl => ({ atDays: i, changed: i === 0 ? null : false, ageDays: null }))
+  const none = Array.from({ length: 30 }, (_, i): AgeCrawl => ({
+    atDays: i,
+    changed: i === 0 ? null : false,
+    ageDays: null,
+  }))
   for (const method of ['M4', 'M6'] as const) {
     const empty = poissonFit(none, method)
     assert.equal(empty.verdict, 'cannot-tell')
@@ -106,7 +121,9 @@ test('cannot-tell when the crawls cannot distinguish: few changes, or nearly eve
 })
 
 test('the verdict reports its uncertainty and is deterministic', () => {
-  const crawls = withoutAges(renewalCrawls(createRandom(9), lomax(3), resolvedPeriodicCrawlTimes(createRandom(10), 600, 1)))
+  const crawls = withoutAges(
+    renewalCrawls(createRandom(9), lomax(3), resolvedPeriodicCrawlTimes(createRandom(10), 600, 1)),
+  )
   const a = poissonFit(crawls, 'M6')
   assert.deepEqual(poissonFit(crawls, 'M6'), a)
   assert.equal(a.level, DEFAULT_POISSON_LEVEL)

@@ -7,7 +7,15 @@ import assert from 'node:assert/strict'
 import { solveRates } from '../../../src/math/optimizer/index.ts'
 import { erlangCdf } from '../../../src/math/optimizer/erlang.ts'
 import { createRandom } from '../../../src/math/random.ts'
-import { empiricalAgeLaw, gammaMixedAgeLaw, paretoAgeLaw, periodicFreshness, poissonAgeLaw, weibullAgeLaw, type AgeLaw } from '../../../src/math/renewal/ageLaws.ts'
+import {
+  empiricalAgeLaw,
+  gammaMixedAgeLaw,
+  paretoAgeLaw,
+  periodicFreshness,
+  poissonAgeLaw,
+  weibullAgeLaw,
+  type AgeLaw,
+} from '../../../src/math/renewal/ageLaws.ts'
 import { lnGamma, lowerRegularizedGamma, upperRegularizedGamma } from '../../../src/math/renewal/gamma.ts'
 import {
   gammaMixedFresh,
@@ -40,12 +48,15 @@ test('incomplete gamma: P(1, x) = 1 − e^{−x}, P(4, x) and Q(2, x) in closed 
   for (const x of [1e-3, 0.3, 1, 2.5, 4.9, 5.1, 12, 40]) {
     assert.ok(relative(lowerRegularizedGamma(1, x), -Math.expm1(-x)) < 1e-13, `P(1, ${x})`)
     let tail = 0 // Σ_{k≥4} x^k/k! e^{−x}, summed without cancellation
-    let term = Math.exp(-x) * x ** 4 / 24
+    let term = (Math.exp(-x) * x ** 4) / 24
     for (let k = 4; k < 200 && term > 0; k++) {
       tail += term
       term *= x / (k + 1)
     }
-    assert.ok(relative(lowerRegularizedGamma(4, x), tail) < 1e-13, `P(4, ${x}): ${lowerRegularizedGamma(4, x)} vs ${tail}`)
+    assert.ok(
+      relative(lowerRegularizedGamma(4, x), tail) < 1e-13,
+      `P(4, ${x}): ${lowerRegularizedGamma(4, x)} vs ${tail}`,
+    )
     assert.ok(relative(upperRegularizedGamma(2, x), Math.exp(-x) * (1 + x)) < 1e-13, `Q(2, ${x})`)
     assert.ok(Math.abs(lowerRegularizedGamma(2.7, x) + upperRegularizedGamma(2.7, x) - 1) < 1e-14)
   }
@@ -66,7 +77,10 @@ test('gamma-mixed law: F and h against quadrature of (1 + s/β)^{−β}, across 
       const marginal = integrate((s) => s * Math.pow(1 + s / beta, -beta - 1), 0, x)
       const errors = [relative(gammaMixedFresh(x, beta), fresh), relative(gammaMixedMarginal(x, beta), marginal)]
       worst = Math.max(worst, ...errors)
-      assert.ok(errors[0]! < 1e-10 && errors[1]! < 1e-10, `β=${beta} x=${x}: F error ${errors[0]}, h error ${errors[1]}`)
+      assert.ok(
+        errors[0]! < 1e-10 && errors[1]! < 1e-10,
+        `β=${beta} x=${x}: F error ${errors[0]}, h error ${errors[1]}`,
+      )
       assert.ok(relative(gammaMixedSurvival(x, beta), survival(x)) < 1e-11, `1 − G at β=${beta} x=${x}`)
       // h′ by a central difference, where h still grows visibly.
       const d = 1e-5 * x
@@ -96,8 +110,14 @@ test('gamma-mixed law: tends to Poisson as β → ∞, and the inverse of h retu
     const x = inverseGammaMixedMarginal(c, beta, guess)
     assert.ok(x > 0 && Number.isFinite(x), `β=${beta} c=${c}: x=${x}`)
     // Near h(∞) the root is ill-conditioned in x; compare in c, or in 1 − c/h(∞) where that is the scale.
-    const error = c / limit > 0.5 ? relative(limit - gammaMixedMarginal(x, beta), limit - c) : relative(gammaMixedMarginal(x, beta), c)
-    assert.ok(error < 1e-10 || relative(gammaMixedMarginal(x, beta), c) < 1e-14, `β=${beta} c=${c}: h(x) = ${gammaMixedMarginal(x, beta)}`)
+    const error =
+      c / limit > 0.5
+        ? relative(limit - gammaMixedMarginal(x, beta), limit - c)
+        : relative(gammaMixedMarginal(x, beta), c)
+    assert.ok(
+      error < 1e-10 || relative(gammaMixedMarginal(x, beta), c) < 1e-14,
+      `β=${beta} c=${c}: h(x) = ${gammaMixedMarginal(x, beta)}`,
+    )
   }
   assert.equal(inverseGammaMixedMarginal(0, 2), 0)
   assert.equal(inverseGammaMixedMarginal(2, 2), Number.POSITIVE_INFINITY)
@@ -107,13 +127,27 @@ test('gamma-mixed law: tends to Poisson as β → ∞, and the inverse of h retu
  * The two integrals of an age law from its density g and survival 1 − G: m(τ) by quadrature of a·g(a)
  * (split at a kink of g), E[min(A, τ)] = τ(1 − G(τ)) + m(τ) (integration by parts).
  */
-function checkLaw(law: AgeLaw, density: (a: number) => number, survival: (a: number) => number, taus: number[], label: string, kink = Number.POSITIVE_INFINITY): void {
+function checkLaw(
+  law: AgeLaw,
+  density: (a: number) => number,
+  survival: (a: number) => number,
+  taus: number[],
+  label: string,
+  kink = Number.POSITIVE_INFINITY,
+): void {
   const f = (a: number) => a * density(a)
   for (const tau of taus) {
-    const marginal = tau <= kink ? integrate(f, 0, tau, 8000) : integrate(f, 0, kink, 8000) + integrate(f, kink, tau, 8000)
+    const marginal =
+      tau <= kink ? integrate(f, 0, tau, 8000) : integrate(f, 0, kink, 8000) + integrate(f, kink, tau, 8000)
     const fresh = tau * survival(tau) + marginal
-    assert.ok(relative(law.freshDays(tau), fresh) < 1e-8, `${label} τ=${tau}: freshDays ${law.freshDays(tau)} vs ${fresh}`)
-    assert.ok(relative(law.marginal(tau), marginal) < 1e-8, `${label} τ=${tau}: marginal ${law.marginal(tau)} vs ${marginal}`)
+    assert.ok(
+      relative(law.freshDays(tau), fresh) < 1e-8,
+      `${label} τ=${tau}: freshDays ${law.freshDays(tau)} vs ${fresh}`,
+    )
+    assert.ok(
+      relative(law.marginal(tau), marginal) < 1e-8,
+      `${label} τ=${tau}: marginal ${law.marginal(tau)} vs ${marginal}`,
+    )
   }
 }
 
@@ -123,7 +157,14 @@ test('Pareto and Weibull age laws: both integrals against quadrature of g = (1 �
     const xm = (mean * (alpha - 1)) / alpha
     const survivalF = (u: number) => (u < xm ? 1 : Math.pow(xm / u, alpha))
     const survivalG = (a: number) => (a < xm ? 1 - a / mean : Math.pow(xm / a, alpha - 1) / alpha)
-    checkLaw(paretoAgeLaw(alpha, mean), (a) => survivalF(a) / mean, survivalG, [0.1, xm, 0.5, 2, 30], `Pareto α=${alpha}`, xm)
+    checkLaw(
+      paretoAgeLaw(alpha, mean),
+      (a) => survivalF(a) / mean,
+      survivalG,
+      [0.1, xm, 0.5, 2, 30],
+      `Pareto α=${alpha}`,
+      xm,
+    )
   }
   const limit = paretoAgeLaw(3, 1).marginalLimit
   assert.ok(relative(paretoAgeLaw(3, 1).marginal(1e9), limit) < 1e-8)
@@ -147,7 +188,8 @@ test('empirical age law: both integrals equal brute-force averages over the wind
   for (let trial = 0; trial < 20; trial++) {
     const changes: number[] = []
     const rate = Math.exp(-2 + 4 * random.next())
-    for (let t = random.exponential(rate) + (trial % 4 === 0 ? 12 : 0); t < 30; t += random.exponential(rate)) changes.push(t)
+    for (let t = random.exponential(rate) + (trial % 4 === 0 ? 12 : 0); t < 30; t += random.exponential(rate))
+      changes.push(t)
     const from = 5
     const to = 30
     const law = empiricalAgeLaw(changes, from, to)
@@ -167,8 +209,14 @@ test('empirical age law: both integrals equal brute-force averages over the wind
       }
       fresh /= steps
       marginal /= steps
-      assert.ok(Math.abs(law.freshDays(tau) - fresh) < 2e-4 * Math.max(tau, 1), `trial ${trial} τ=${tau}: ${law.freshDays(tau)} vs ${fresh}`)
-      assert.ok(Math.abs(law.marginal(tau) - marginal) < 2e-4 * Math.max(tau, 1), `trial ${trial} τ=${tau}: ${law.marginal(tau)} vs ${marginal}`)
+      assert.ok(
+        Math.abs(law.freshDays(tau) - fresh) < 2e-4 * Math.max(tau, 1),
+        `trial ${trial} τ=${tau}: ${law.freshDays(tau)} vs ${fresh}`,
+      )
+      assert.ok(
+        Math.abs(law.marginal(tau) - marginal) < 2e-4 * Math.max(tau, 1),
+        `trial ${trial} τ=${tau}: ${law.marginal(tau)} vs ${marginal}`,
+      )
     }
     const never = ages.filter((a) => a === Number.POSITIVE_INFINITY).length / steps
     assert.ok(Math.abs(law.neverShare - never) < 1e-4)
@@ -183,7 +231,11 @@ test('the distribution-aware rates equal the periodic optimiser on Poisson pages
     const delta = Float64Array.from({ length: n }, () => Math.exp(Math.log(0.01) + random.next() * Math.log(1e4)))
     const importance = Float64Array.from({ length: n }, () => (trial % 2 === 0 ? 1 : 1 / (1 + random.int(n))))
     const budget = n * (0.2 + 2 * random.next())
-    const ours = periodicRatesForAgeLaws(Array.from(delta, (d) => poissonAgeLaw(d)), importance, budget)
+    const ours = periodicRatesForAgeLaws(
+      Array.from(delta, (d) => poissonAgeLaw(d)),
+      importance,
+      budget,
+    )
     const periodic = solveRates({
       changesPerDay: delta,
       importance,
@@ -198,7 +250,10 @@ test('the distribution-aware rates equal the periodic optimiser on Poisson pages
       total += ours.crawlsPerDay[i]!
       // Near the periodic edge (x = Δ/ρ > 20) the rate is ill-conditioned in λ (docs/math.md 3.3).
       if (delta[i]! / periodic.crawlsPerDay[i]! > 20) continue
-      assert.ok(Math.abs(ours.crawlsPerDay[i]! - periodic.crawlsPerDay[i]!) <= 1e-9 * (periodic.crawlsPerDay[i]! + delta[i]!), `trial ${trial} page ${i}`)
+      assert.ok(
+        Math.abs(ours.crawlsPerDay[i]! - periodic.crawlsPerDay[i]!) <= 1e-9 * (periodic.crawlsPerDay[i]! + delta[i]!),
+        `trial ${trial} page ${i}`,
+      )
     }
     assert.ok(relative(total, budget) < 1e-9)
   }
@@ -212,7 +267,9 @@ test('the distribution-aware rates satisfy KKT on heavy-tailed pages: μ m(1/ρ)
   for (let i = 0; i < n; i++) {
     const mean = Math.exp(Math.log(0.01) + random.next() * Math.log(1e4))
     means.push(mean)
-    laws.push(i % 3 === 0 ? paretoAgeLaw(1.5, mean) : i % 3 === 1 ? weibullAgeLaw(0.5, mean) : gammaMixedAgeLaw(1 / mean, 0.7))
+    laws.push(
+      i % 3 === 0 ? paretoAgeLaw(1.5, mean) : i % 3 === 1 ? weibullAgeLaw(0.5, mean) : gammaMixedAgeLaw(1 / mean, 0.7),
+    )
   }
   const importance = new Float64Array(n).fill(1)
   const budget = 150
@@ -222,12 +279,16 @@ test('the distribution-aware rates satisfy KKT on heavy-tailed pages: μ m(1/ρ)
     const rho = crawlsPerDay[i]!
     total += rho
     const limit = laws[i]!.marginalLimit
-    if (limit === Number.POSITIVE_INFINITY) assert.ok(rho > 0, `page ${i} starves although its marginal utility is unbounded`)
+    if (limit === Number.POSITIVE_INFINITY)
+      assert.ok(rho > 0, `page ${i} starves although its marginal utility is unbounded`)
     if (rho === 0) {
       assert.ok(limit <= lambda * (1 + 1e-9), `page ${i} at 0 with m(∞) = ${limit} > λ = ${lambda}`)
       continue
     }
-    assert.ok(relative(laws[i]!.marginal(1 / rho), lambda) < 1e-9, `page ${i}: m(1/ρ) = ${laws[i]!.marginal(1 / rho)} vs λ ${lambda}`)
+    assert.ok(
+      relative(laws[i]!.marginal(1 / rho), lambda) < 1e-9,
+      `page ${i}: m(1/ρ) = ${laws[i]!.marginal(1 / rho)} vs λ ${lambda}`,
+    )
     assert.ok(relative(rateAtMultiplier(laws[i]!, 1, lambda), rho) < 1e-9)
   }
   assert.ok(relative(total, budget) < 1e-9)

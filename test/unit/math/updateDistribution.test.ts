@@ -64,11 +64,20 @@ test('Poisson updates (μ = 1/day, 4000 crawls): M2, M4, M6 all match 1 − e^{�
     const error = supError(cdf, POISSON)
     assert.ok(error < 0.05, `${cdf.method}: sup error ${error}`)
     // 1/μ: M2 and M4 (μΔ = 0.25, identified) within 10 % over 10 seeds, M6 within 21 %.
-    assert.ok(cdf.meanUpdateIntervalDays !== null && Math.abs(cdf.meanUpdateIntervalDays - 1) < 0.25, `${cdf.method}: 1/μ ${cdf.meanUpdateIntervalDays}`)
+    assert.ok(
+      cdf.meanUpdateIntervalDays !== null && Math.abs(cdf.meanUpdateIntervalDays - 1) < 0.25,
+      `${cdf.method}: 1/μ ${cdf.meanUpdateIntervalDays}`,
+    )
     // G_U is concave, so x/G_U(x) at the first point bounds 1/μ from above.
-    assert.ok(cdf.meanUpdateIntervalBoundDays !== null && cdf.meanUpdateIntervalBoundDays > 0.9, `${cdf.method}: bound ${cdf.meanUpdateIntervalBoundDays}`)
+    assert.ok(
+      cdf.meanUpdateIntervalBoundDays !== null && cdf.meanUpdateIntervalBoundDays > 0.9,
+      `${cdf.method}: bound ${cdf.meanUpdateIntervalBoundDays}`,
+    )
   }
-  assert.ok(m2!.coefficientOfVariation !== null && Math.abs(m2!.coefficientOfVariation - 1) < 0.15, `CV ${m2!.coefficientOfVariation}`)
+  assert.ok(
+    m2!.coefficientOfVariation !== null && Math.abs(m2!.coefficientOfVariation - 1) < 0.15,
+    `CV ${m2!.coefficientOfVariation}`,
+  )
 })
 
 test('Pareto (CV √3) and Weibull (CV √5) renewal updates, 4000 crawls: M2 matches the true residual CDF (sup error < 0.06)', () => {
@@ -78,7 +87,10 @@ test('Pareto (CV √3) and Weibull (CV √5) renewal updates, 4000 crawls: M2 ma
     const error = supError(cdf, law)
     assert.ok(error < 0.06, `${law.name}: sup error ${error}`)
     // Measured CV 1.33–3.13 (Pareto), 1.57–2.22 (Weibull): far from the exponential's 1.
-    assert.ok(cdf.coefficientOfVariation !== null && cdf.coefficientOfVariation > 1.25, `${law.name}: CV ${cdf.coefficientOfVariation}`)
+    assert.ok(
+      cdf.coefficientOfVariation !== null && cdf.coefficientOfVariation > 1.25,
+      `${law.name}: CV ${cdf.coefficientOfVariation}`,
+    )
   }
 })
 
@@ -101,7 +113,10 @@ test('M4 on a hand-computed sequence: a_j = Δ after a change, else a_{j−1} + 
   // chain from crawl 2: 1, 2, 3, 1, 1, 2, 3, 4, 1, 2 → CDF at 1..4: 4/10, 7/10, 9/10, 10/10.
   const cdf = ageCdfM4(crawls, { bins: 4 })
   assert.ok(cdf)
-  assert.deepEqual(cdf.points.map((p) => p.ageDays), [1, 2, 3, 4])
+  assert.deepEqual(
+    cdf.points.map((p) => p.ageDays),
+    [1, 2, 3, 4],
+  )
   const expected = [0.4, 0.7, 0.9, 1]
   cdf.points.forEach((p, i) => assert.ok(Math.abs(p.cdf - expected[i]!) < 1e-12))
 })
@@ -115,7 +130,10 @@ test('estimateAgeCdf chooses M2 with ages, M4 with constant intervals, M6 otherw
 })
 
 test('inferUpdateDistribution recovers F_U (Pareto, M2 with 20000 crawls: |F̂ − F| < 0.15 where F ≤ 0.9, μ within 15 %)', () => {
-  const cdf = ageCdfM2(scenario(40, PARETO, (r) => randomCrawlTimes(r, 20000, 0.5)), { maxLagDays: 3, bins: 15 })
+  const cdf = ageCdfM2(
+    scenario(40, PARETO, (r) => randomCrawlTimes(r, 20000, 0.5)),
+    { maxLagDays: 3, bins: 15 },
+  )
   assert.ok(cdf)
   const distribution = inferUpdateDistribution(cdf)
   assert.ok(distribution)
@@ -129,7 +147,8 @@ test('inferUpdateDistribution recovers F_U (Pareto, M2 with 20000 crawls: |F̂ �
 
 function assertFinite(cdf: AgeCdf | null): void {
   if (cdf === null) return
-  for (const p of cdf.points) assert.ok(Number.isFinite(p.ageDays) && Number.isFinite(p.cdf) && p.cdf >= 0 && p.cdf <= 1)
+  for (const p of cdf.points)
+    assert.ok(Number.isFinite(p.ageDays) && Number.isFinite(p.cdf) && p.cdf >= 0 && p.cdf <= 1)
   for (const v of [cdf.meanUpdateIntervalDays, cdf.meanUpdateIntervalBoundDays, cdf.coefficientOfVariation]) {
     assert.ok(v === null || Number.isFinite(v))
   }
@@ -141,15 +160,24 @@ function assertFinite(cdf: AgeCdf | null): void {
 }
 
 test('degenerate inputs: no changes, all changes, one crawl, zero ages give null or finite values', () => {
-  const none: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({ atDays: i, changed: i === 0 ? null : false, ageDays: null }))
+  const none: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({
+    atDays: i,
+    changed: i === 0 ? null : false,
+    ageDays: null,
+  }))
   const all: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({ atDays: i, changed: true, ageDays: null }))
-  const allRandom: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({ atDays: i * i * 0.01 + i, changed: true, ageDays: null }))
+  const allRandom: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({
+    atDays: i * i * 0.01 + i,
+    changed: true,
+    ageDays: null,
+  }))
   const zeroAges: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({ atDays: i, changed: true, ageDays: 0 }))
   const oldAges: AgeCrawl[] = Array.from({ length: 40 }, (_, i) => ({ atDays: i, changed: false, ageDays: 100 + i }))
   for (const crawls of [none, all, allRandom, zeroAges, oldAges]) {
     for (const estimate of [estimateAgeCdf, ageCdfM2, ageCdfM4, ageCdfM5, ageCdfM6]) assertFinite(estimate(crawls))
     for (const prior of [priorWorkM1(crawls), priorWorkM3(crawls)]) {
-      if (prior !== null) assert.ok(Number.isFinite(prior.meanUpdateIntervalDays) && prior.points.every((p) => p.cdf > 0 && p.cdf <= 1))
+      if (prior !== null)
+        assert.ok(Number.isFinite(prior.meanUpdateIntervalDays) && prior.points.every((p) => p.cdf > 0 && p.cdf <= 1))
     }
   }
   assert.equal(estimateAgeCdf([{ atDays: 0, changed: null, ageDays: 1 }]), null)
@@ -175,8 +203,14 @@ test('M4 with a crawl interval at or above half the mean update interval: μ and
       assert.equal(cdf.meanUpdateIntervalDays, null, `${law.name} Δ=${delta}`)
       assert.equal(inferUpdateDistribution(cdf), null)
       // 1/μ = 1 ≤ Δ/G_U(Δ) (a sample of it: within noise).
-      assert.ok(cdf.meanUpdateIntervalBoundDays! > 0.95, `${law.name} Δ=${delta}: bound ${cdf.meanUpdateIntervalBoundDays}`)
-      assert.ok(Math.abs(cdf.meanUpdateIntervalBoundDays! - delta / trueAgeCdf(law, delta)) < 0.1 * delta / trueAgeCdf(law, delta))
+      assert.ok(
+        cdf.meanUpdateIntervalBoundDays! > 0.95,
+        `${law.name} Δ=${delta}: bound ${cdf.meanUpdateIntervalBoundDays}`,
+      )
+      assert.ok(
+        Math.abs(cdf.meanUpdateIntervalBoundDays! - delta / trueAgeCdf(law, delta)) <
+          (0.1 * delta) / trueAgeCdf(law, delta),
+      )
     }
   }
 })
@@ -204,7 +238,11 @@ test('M6 error keeps falling with more crawls when crawls are slower than update
       let total = 0
       for (let seed = 0; seed < 4; seed++) {
         const cdf = ageCdfM6(withoutAges(scenario(900 + seed, law, (r) => randomCrawlTimes(r, n, 2))))!
-        total += Math.max(...cdf.points.filter((p) => trueAgeCdf(law, p.ageDays) < 0.99).map((p) => Math.abs(p.cdf - trueAgeCdf(law, p.ageDays))))
+        total += Math.max(
+          ...cdf.points
+            .filter((p) => trueAgeCdf(law, p.ageDays) < 0.99)
+            .map((p) => Math.abs(p.cdf - trueAgeCdf(law, p.ageDays))),
+        )
       }
       return total / 4
     }
@@ -238,7 +276,8 @@ test('M3 is Δ-consistent for F_U only with Poisson updates; its limit is Theore
     const crawls = withoutAges(scenario(70, law, () => constantCrawlTimes(20000, delta)))
     const m3 = priorWorkM3(crawls)!
     const cdfAt = (x: number) => m3.points.filter((p) => p.intervalDays <= x + 1e-9).at(-1)?.cdf ?? 0
-    const limit = (k: number) => 1 - (trueAgeCdf(law, (k + 1) * delta) - trueAgeCdf(law, k * delta)) / trueAgeCdf(law, delta)
+    const limit = (k: number) =>
+      1 - (trueAgeCdf(law, (k + 1) * delta) - trueAgeCdf(law, k * delta)) / trueAgeCdf(law, delta)
     let toLimit = 0
     let toF = 0
     for (let k = 1; k <= 8; k++) {
@@ -249,7 +288,10 @@ test('M3 is Δ-consistent for F_U only with Poisson updates; its limit is Theore
     if (law === POISSON) assert.ok(toF < 0.03, `Poisson: M3 vs F_U ${toF}`)
     if (law === WEIBULL) assert.ok(toF > 0.15, `Weibull: M3 should be far from F_U, gap ${toF}`)
     const expectedMean = delta / trueAgeCdf(law, delta)
-    assert.ok(Math.abs(m3.meanUpdateIntervalDays / expectedMean - 1) < 0.03, `${law.name}: E[D_3] ${m3.meanUpdateIntervalDays} vs ${expectedMean}`)
+    assert.ok(
+      Math.abs(m3.meanUpdateIntervalDays / expectedMean - 1) < 0.03,
+      `${law.name}: E[D_3] ${m3.meanUpdateIntervalDays} vs ${expectedMean}`,
+    )
     // M5 repairs the same samples: G_U at multiples of Δ.
     const m5 = ageCdfM5(crawls)!
     const m5Error = Math.max(...m5.points.map((p) => Math.abs(p.cdf - trueAgeCdf(law, p.ageDays))))

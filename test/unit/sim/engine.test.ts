@@ -17,7 +17,8 @@ function poissonPages(n: number, changesPerDay: number, horizonDays: number, ran
   const offsets = new Int32Array(n + 1)
   for (let i = 0; i < n; i++) {
     offsets[i] = times.length
-    for (let t = random.exponential(changesPerDay); t <= horizonDays; t += random.exponential(changesPerDay)) times.push(t)
+    for (let t = random.exponential(changesPerDay); t <= horizonDays; t += random.exponential(changesPerDay))
+      times.push(t)
   }
   offsets[n] = times.length
   return {
@@ -43,10 +44,16 @@ test('periodic crawling of Poisson pages: F = (ρ/Δ)(1 − e^{−Δ/ρ}) within
     [0.2, 2],
   ] as const) {
     const u = poissonPages(50, changesPerDay, 2000, createRandom(11), 10)
-    const result = runPolicy(u, fixedRatePolicy('p', new Float64Array(50).fill(crawlsPerDay), 'periodic', createRandom(12)))
+    const result = runPolicy(
+      u,
+      fixedRatePolicy('p', new Float64Array(50).fill(crawlsPerDay), 'periodic', createRandom(12)),
+    )
     const x = changesPerDay / crawlsPerDay
     const expected = -Math.expm1(-x) / x
-    assert.ok(Math.abs(result.freshness - expected) < 0.01, `Δ=${changesPerDay} ρ=${crawlsPerDay}: ${result.freshness} vs ${expected}`)
+    assert.ok(
+      Math.abs(result.freshness - expected) < 0.01,
+      `Δ=${changesPerDay} ρ=${crawlsPerDay}: ${result.freshness} vs ${expected}`,
+    )
     assert.equal(result.freshness, result.unweightedFreshness)
   }
 })
@@ -57,9 +64,15 @@ test('Poisson crawling of Poisson pages: F = ρ/(ρ+Δ) within 0.01, and below t
     [3, 0.5],
   ] as const) {
     const u = poissonPages(50, changesPerDay, 2000, createRandom(21), 10)
-    const result = runPolicy(u, fixedRatePolicy('p', new Float64Array(50).fill(crawlsPerDay), 'poisson', createRandom(22)))
+    const result = runPolicy(
+      u,
+      fixedRatePolicy('p', new Float64Array(50).fill(crawlsPerDay), 'poisson', createRandom(22)),
+    )
     const expected = crawlsPerDay / (crawlsPerDay + changesPerDay)
-    assert.ok(Math.abs(result.freshness - expected) < 0.01, `Δ=${changesPerDay} ρ=${crawlsPerDay}: ${result.freshness} vs ${expected}`)
+    assert.ok(
+      Math.abs(result.freshness - expected) < 0.01,
+      `Δ=${changesPerDay} ρ=${crawlsPerDay}: ${result.freshness} vs ${expected}`,
+    )
     const x = changesPerDay / crawlsPerDay
     assert.ok(result.freshness < -Math.expm1(-x) / x)
   }

@@ -33,11 +33,15 @@ test('on Poisson pages the distribution-aware oracle is the periodic oracle: sam
       const d = u.trueChangesPerDay[i]!
       // Beyond x = Δ/ρ ≈ 20 a periodic rate is ill-conditioned in λ (docs/math.md 3.3).
       if (d / periodic[i]! > 20) continue
-      assert.ok(Math.abs(renewal[i]! - periodic[i]!) <= 1e-9 * (periodic[i]! + d), `${importance} page ${i}: ${renewal[i]} vs ${periodic[i]}`)
+      assert.ok(
+        Math.abs(renewal[i]! - periodic[i]!) <= 1e-9 * (periodic[i]! + d),
+        `${importance} page ${i}: ${renewal[i]} vs ${periodic[i]}`,
+      )
     }
   }
   const options: SimOptions = { ...DEFAULT_SIM_OPTIONS, pageCount: 300, horizonDays: 30, warmupDays: 10, seed: 3 }
-  const f = async (policy: string) => (await runTask({ workload: 'poisson', importance: 'zipf', policy }, options)).result.freshness
+  const f = async (policy: string) =>
+    (await runTask({ workload: 'poisson', importance: 'zipf', policy }, options)).result.freshness
   assert.ok(Math.abs((await f('oracle-renewal')) / (await f('oracle-periodic')) - 1) < 1e-6)
 })
 
@@ -55,7 +59,10 @@ test('the renewal universes follow their age laws: periodic freshness of pages c
         measured += result.pageFreshDays[i]! / (u.horizonDays - u.warmupDays)
         expected += periodicFreshness(u.ageLaws[i]!, rates[i]!)
       }
-      assert.ok(Math.abs(measured / expected - 1) < 0.015, `${workload} x=${x}: measured ${measured} vs law ${expected}`)
+      assert.ok(
+        Math.abs(measured / expected - 1) < 0.015,
+        `${workload} x=${x}: measured ${measured} vs law ${expected}`,
+      )
     }
   }
 })
@@ -63,7 +70,8 @@ test('the renewal universes follow their age laws: periodic freshness of pages c
 test('on heavy-tailed pages the distribution-aware oracle is fresher than the Poisson-model oracle (both on the fleet)', async () => {
   const options: SimOptions = { ...DEFAULT_SIM_OPTIONS, pageCount: 400, horizonDays: 40, warmupDays: 10, seed: 4 }
   for (const workload of ['pareto', 'weibull'] as const) {
-    const f = async (policy: string) => (await runTask({ workload, importance: 'equal', policy }, options)).result.freshness
+    const f = async (policy: string) =>
+      (await runTask({ workload, importance: 'equal', policy }, options)).result.freshness
     const renewal = await f('oracle-renewal')
     const periodic = await f('oracle-periodic')
     assert.ok(renewal > periodic * 1.01, `${workload}: ${renewal} vs ${periodic}`)

@@ -26,22 +26,30 @@ test('every policy stays within the budget R × horizon on the fleet (150 Poisso
     assert.ok(result.crawls <= result.budgetCrawls, `${policy}: ${result.crawls} > ${result.budgetCrawls}`)
     // Fixed-rate policies use ≥ 85 % of it: at load 1 the fleet idles when nothing is due, and a
     // late crawl delays the page's next one. (Nutch and the loops may leave budget unused.)
-    if (!policy.startsWith('recrawl') && policy !== 'nutch') assert.ok(result.crawls >= 0.85 * result.budgetCrawls, `${policy} used ${result.crawls}`)
+    if (!policy.startsWith('recrawl') && policy !== 'nutch')
+      assert.ok(result.crawls >= 0.85 * result.budgetCrawls, `${policy} used ${result.crawls}`)
     assert.ok(result.freshness > 0 && result.freshness < 1, policy)
   }
 })
 
 test('scheduled mode: rate policies spend R × horizon to within 5 % (150 pages, 30 days; Poisson noise σ ≈ 1.5 %)', async () => {
   for (const policy of ['uniform', 'proportional', 'oracle-periodic', 'oracle-poisson', 'recrawl-mle-periodic']) {
-    const { result } = await runTask({ workload: 'poisson', importance: 'equal', policy }, { ...SMALL, engineMode: 'scheduled' })
-    assert.ok(Math.abs(result.crawls / result.budgetCrawls - 1) < 0.05, `${policy}: ${result.crawls / result.budgetCrawls}`)
+    const { result } = await runTask(
+      { workload: 'poisson', importance: 'equal', policy },
+      { ...SMALL, engineMode: 'scheduled' },
+    )
+    assert.ok(
+      Math.abs(result.crawls / result.budgetCrawls - 1) < 0.05,
+      `${policy}: ${result.crawls / result.budgetCrawls}`,
+    )
   }
 })
 
 test('the oracle beats uniform and proportional rates on rates spread over four decades (1000 pages, 40 days)', async () => {
   const options = { ...SMALL, pageCount: 1000, horizonDays: 40, warmupDays: 10 }
   for (const importance of ['equal', 'zipf'] as const) {
-    const f = async (policy: string) => (await runTask({ workload: 'poisson', importance, policy }, options)).result.freshness
+    const f = async (policy: string) =>
+      (await runTask({ workload: 'poisson', importance, policy }, options)).result.freshness
     const oracle = await f('oracle-periodic')
     const uniform = await f('uniform')
     const proportional = await f('proportional')
@@ -90,7 +98,13 @@ test('recrawl loop fed the true rates reaches the oracle within 1 % (1000 Poisso
     importanceRandom: createRandom(8),
   })
   const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
-  const loop = recrawlPolicy(u, { estimator: 'mle', schedule: 'periodic', reoptimizeDays: 1, random: createRandom(9), knownChangesPerDay: u.trueChangesPerDay })
+  const loop = recrawlPolicy(u, {
+    estimator: 'mle',
+    schedule: 'periodic',
+    reoptimizeDays: 1,
+    random: createRandom(9),
+    knownChangesPerDay: u.trueChangesPerDay,
+  })
   const known = runPolicy(u, loop, { mode: 'fleet' }).freshness
   assert.ok(known / oracle > 0.99, `${known} / ${oracle}`)
 })
@@ -122,18 +136,32 @@ test('early crawls: probes give up pages that change far faster than the budget 
     importanceRandom: createRandom(12),
   })
   const run = (earlyCrawls: boolean) => {
-    const loop = recrawlPolicy(u, { estimator: 'mle', schedule: 'periodic', reoptimizeDays: 1, random: createRandom(13), earlyCrawls })
+    const loop = recrawlPolicy(u, {
+      estimator: 'mle',
+      schedule: 'periodic',
+      reoptimizeDays: 1,
+      random: createRandom(13),
+      earlyCrawls,
+    })
     // Crawls after the warm-up, and those of pages above 20 changes/day (the oracle crawls none of them).
     let fastCrawls = 0
     let allCrawls = 0
     const onCrawl = loop.onCrawl.bind(loop)
-    const counted = { ...loop, onCrawl: (page: number, t: number, outcome: Parameters<typeof onCrawl>[2], ctx: Parameters<typeof onCrawl>[3]) => {
-      if (t >= u.warmupDays) {
-        allCrawls++
-        if (u.trueChangesPerDay[page]! > 20) fastCrawls++
-      }
-      return onCrawl(page, t, outcome, ctx)
-    } }
+    const counted = {
+      ...loop,
+      onCrawl: (
+        page: number,
+        t: number,
+        outcome: Parameters<typeof onCrawl>[2],
+        ctx: Parameters<typeof onCrawl>[3],
+      ) => {
+        if (t >= u.warmupDays) {
+          allCrawls++
+          if (u.trueChangesPerDay[page]! > 20) fastCrawls++
+        }
+        return onCrawl(page, t, outcome, ctx)
+      },
+    }
     const result = runPolicy(u, counted, { mode: 'fleet' })
     return { freshness: result.freshness, fastShare: fastCrawls / allCrawls }
   }
@@ -162,7 +190,9 @@ test('on rates that jump tenfold mid-run, mleAdaptive keeps up where the whole-h
     })
     const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
     const f = (estimator: 'mle' | 'mleAdaptive') =>
-      runPolicy(u, recrawlPolicy(u, { estimator, schedule: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), { mode: 'fleet' }).freshness / oracle
+      runPolicy(u, recrawlPolicy(u, { estimator, schedule: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), {
+        mode: 'fleet',
+      }).freshness / oracle
     // Measured: zipf 0.964 → 0.983, equal 0.945 → 0.972 of the (time-averaged) oracle.
     const mle = f('mle')
     const adaptive = f('mleAdaptive')

@@ -3,7 +3,13 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { createRandom } from '../../../src/math/random.ts'
-import { DEFAULT_REPLAY_DIR, parseReplay, readReplayFile, REPLAY_FILES, replayUniverse } from '../../../src/sim/replay.ts'
+import {
+  DEFAULT_REPLAY_DIR,
+  parseReplay,
+  readReplayFile,
+  REPLAY_FILES,
+  replayUniverse,
+} from '../../../src/sim/replay.ts'
 import { SECONDS_PER_DAY } from '../../../src/math/units.ts'
 
 test('git replay file: 3,509 files and 23,777 changes inside 2020-2024, ascending (README figures)', async () => {
@@ -21,7 +27,10 @@ test('git replay file: 3,509 files and 23,777 changes inside 2020-2024, ascendin
 test('tldr replay file: 37,343 page files and 89,885 changes', async () => {
   const data = await readReplayFile(join(DEFAULT_REPLAY_DIR, REPLAY_FILES['replay-tldr']))
   assert.equal(data.pages.length, 37_343)
-  assert.equal(data.pages.reduce((s, p) => s + p.changesSeconds.length, 0), 89_885)
+  assert.equal(
+    data.pages.reduce((s, p) => s + p.changesSeconds.length, 0),
+    89_885,
+  )
 })
 
 test('replay universe: window mapped onto the horizon, Δ = changes / horizon, budget = k × ΣΔ', () => {
