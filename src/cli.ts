@@ -230,7 +230,7 @@ async function withDatabase(work: (db: Database, appliedMigrations: string[]) =>
     db = await openMigratedDatabase(config, logger, 'command', (version) => applied.push(version))
   } catch (err) {
     const where = config.databaseUrl ? ` at ${redactedUrl(config.databaseUrl)}` : ''
-    throw new Error(`cannot open the database${where}: ${oneLine(err)}`)
+    throw new Error(`cannot open the database${where}: ${oneLine(err)}`, { cause: err })
   }
   try {
     return await work(db, applied)

@@ -1,14 +1,15 @@
 import { z } from 'zod'
-import { STORABLE_MAX_MS, STORABLE_MIN_MS, storableTimestamp, storableTimestampOrNull } from '../store/timestamps.ts'
 
 /** RFC 3339 timestamps as the API accepts them (docs/api.md, Conventions and "Input limits"). */
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
 
-/** The earliest instant a timestamp may name: 1970-01-01T00:00:00Z (what the store can write). */
-const MIN_TIMESTAMP_MS = STORABLE_MIN_MS
-/** The latest instant a timestamp may name: 9999-12-31T23:59:59.999Z (what the store can write). */
-export const MAX_TIMESTAMP_MS = STORABLE_MAX_MS
+/**
+ * The instants recrawl reads and writes: 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z, which JavaScript
+ * dates, Postgres and every client can hold, and far beyond any crawl.
+ */
+const MIN_TIMESTAMP_MS = 0
+export const MAX_TIMESTAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 /**
  * Reads an RFC 3339 timestamp to epoch milliseconds, or says why it cannot. Every field must be in
@@ -47,12 +48,23 @@ export function parseTimestampMs(value: string): number | null {
 }
 
 /**
- * A computed instant as the API shows it and the store writes it: RFC 3339 in UTC with milliseconds,
- * moved into MIN/MAX_TIMESTAMP_MS when it lies outside (a due time from a rate of one crawl in
- * millions of years reads as the last instant of 9999).
+ * A computed instant moved into MIN/MAX_TIMESTAMP_MS when it lies outside: a due time from a rate of one crawl
+ * in millions of years is written, and read, as the last instant of 9999. NaN is a bug and throws.
  */
-export const isoTimestamp = storableTimestamp
-export const isoTimestampOrNull = storableTimestampOrNull
+export function clampTimestampMs(ms: number): number {
+  if (Number.isNaN(ms)) throw new RangeError('a computed time is NaN')
+  return Math.min(MAX_TIMESTAMP_MS, Math.max(MIN_TIMESTAMP_MS, ms))
+}
+
+/** A computed instant as the API shows it and the store writes it: RFC 3339 in UTC with milliseconds (clamped). */
+export function isoTimestamp(ms: number): string {
+  return new Date(clampTimestampMs(ms)).toISOString()
+}
+
+/** isoTimestamp, or null for null. */
+export function isoTimestampOrNull(ms: number | null): string | null {
+  return ms === null ? null : isoTimestamp(ms)
+}
 
 /**
  * A timestamp field of the API's shapes: a string documented as RFC 3339 `date-time`. Responses

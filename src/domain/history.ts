@@ -300,7 +300,7 @@ export async function pageEstimates(
 
   const originMs = history[0]?.crawledAt.getTime() ?? 0
   const days = (d: Date) => (d.getTime() - originMs) / MS_PER_DAY
-  const iso = (atDays: number) => isoTimestamp(originMs + atDays * MS_PER_DAY)
+  const isoAtDays = (atDays: number) => isoTimestamp(originMs + atDays * MS_PER_DAY)
   const inOrder = history.filter((o) => !o.late)
   const changeCrawls: CrawlChange[] = inOrder.map((o) => ({
     atDays: days(o.crawledAt),
@@ -331,14 +331,14 @@ export async function pageEstimates(
             beta: local.beta,
             points: local.points,
             model: local.model,
-            windowStart: iso(local.windowStartDays),
+            windowStart: isoAtDays(local.windowStartDays),
             estimators: (Object.keys(local.alternatives) as (keyof CurrentRate['alternatives'])[]).map((name) => ({
               name,
               changesPerDay: clip(local.alternatives[name]),
             })),
             windows: rateHistory(changeCrawls).map((w) => ({
-              from: iso(w.windowStartDays),
-              to: iso(w.windowEndDays),
+              from: isoAtDays(w.windowStartDays),
+              to: isoAtDays(w.windowEndDays),
               points: w.points,
               trend: w.trend,
               beta: w.beta,

@@ -132,8 +132,6 @@ export const pageBatchResultSchema = z
   .object({ created: z.number().int(), updated: z.number().int() })
   .meta({ id: 'PageBatchResult', description: 'How many pages of the batch were new and how many existed.' })
 
-const iso = isoTimestampOrNull
-
 /** Every estimator is named in a Page, null until the page's history supports it. */
 const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(
   Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])),
@@ -152,14 +150,14 @@ function toPageView(row: PageRow, settings: Settings): PageView {
     crawls: row.crawls,
     intervals: row.intervals,
     changes: row.changes,
-    firstCrawledAt: iso(row.firstCrawledAtMs),
-    lastCrawledAt: iso(row.lastCrawledAtMs),
-    lastChangedAt: iso(row.lastChangedAtMs),
+    firstCrawledAt: isoTimestampOrNull(row.firstCrawledAtMs),
+    lastCrawledAt: isoTimestampOrNull(row.lastCrawledAtMs),
+    lastChangedAt: isoTimestampOrNull(row.lastChangedAtMs),
     changesPerDay: row.changesPerDay,
     estimator: settings.estimator,
     estimates: state === null ? { ...NO_ESTIMATES } : currentEstimates(state, estimatorSettingsOf(settings)),
     crawlsPerDay: row.crawlsPerDay,
-    nextCrawlAt: iso(
+    nextCrawlAt: isoTimestampOrNull(
       scheduledCrawlAt({
         lastCrawledAtMs: row.lastCrawledAtMs,
         crawlsPerDay: row.crawlsPerDay,
@@ -167,19 +165,19 @@ function toPageView(row: PageRow, settings: Settings): PageView {
         dueAtMs: row.nextCrawlAtMs,
       }),
     ),
-    dueAt: iso(row.nextCrawlAtMs),
+    dueAt: isoTimestampOrNull(row.nextCrawlAtMs),
     expectedFreshness: expectedPageFreshness(row, settings, row.crawlsPerDay),
     lease:
       row.leaseId !== null && row.leaseExpiresAtMs !== null
-        ? { leaseId: row.leaseId, worker: row.leasedBy, expiresAt: iso(row.leaseExpiresAtMs)! }
+        ? { leaseId: row.leaseId, worker: row.leasedBy, expiresAt: isoTimestampOrNull(row.leaseExpiresAtMs)! }
         : null,
     status: row.status,
     consecutiveFailures: row.consecutiveFailures,
     lastHttpStatus: row.lastHttpStatus,
-    lastSuccessAt: iso(row.lastSuccessAtMs),
+    lastSuccessAt: isoTimestampOrNull(row.lastSuccessAtMs),
     redirectTo: row.redirectTo,
     etag: row.etag,
-    lastModified: iso(row.serverLastModifiedMs),
+    lastModified: isoTimestampOrNull(row.serverLastModifiedMs),
     noisy: row.noisy,
   }
 }

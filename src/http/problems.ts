@@ -12,7 +12,7 @@ import {
 } from '../core/errors.ts'
 import type { problemSchema } from './schemas.ts'
 import { MultiplierSearchError } from '../math/optimizer/index.ts'
-import { isDatabaseUnavailable } from '../store/transaction.ts'
+import { isDatabaseUnavailable } from '../domain/health.ts'
 
 /** RFC 9457 problem details; `type` names the kind so clients can branch on it. */
 type Problem = z.infer<typeof problemSchema>

@@ -113,6 +113,7 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   } catch (err) {
     throw new Error(
       `the service has no simulated clock (start it with SIMULATED_CLOCK=true): ${err instanceof Error ? err.message : err}`,
+      { cause: err },
     )
   }
   const existing = await ok(api.GET('/v1/pages', { params: { query: { limit: 1 } } }))

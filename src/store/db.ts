@@ -217,6 +217,7 @@ async function openGuest(location: string, owner: { pid: number; port: number },
     await pool.end()
     throw new Error(
       `the embedded database in ${location} is owned by process ${owner.pid}, but its socket 127.0.0.1:${owner.port} does not answer (${(err as Error).message})`,
+      { cause: err },
     )
   }
   return {

@@ -1,4 +1,4 @@
-import { storableTimestampOrNull } from './timestamps.ts'
+import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 
@@ -267,7 +267,7 @@ export async function releasePages(
   await q.query(
     `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = s.version + 1
      FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id`,
-    [pages.map((p) => p.id), pages.map((p) => storableTimestampOrNull(p.nextCrawlAtMs))],
+    [pages.map((p) => p.id), pages.map((p) => isoTimestampOrNull(p.nextCrawlAtMs))],
   )
 }
 

@@ -1,4 +1,4 @@
-import { storableMs } from './timestamps.ts'
+import { clampTimestampMs } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 
 /** Key of the advisory lock that makes one replica at a time run the optimiser. */
@@ -187,7 +187,7 @@ export async function writeRates(
       arrayLiteral(rates.ids),
       arrayLiteral(rates.versions),
       arrayLiteral(rates.crawlsPerDay),
-      arrayLiteral(rates.nextCrawlAtMs.map((ms) => (ms === null ? null : storableMs(ms)))),
+      arrayLiteral(rates.nextCrawlAtMs.map((ms) => (ms === null ? null : clampTimestampMs(ms)))),
     ],
   )
   return rowCount ?? 0

@@ -1,4 +1,4 @@
-import { storableTimestampOrNull } from './timestamps.ts'
+import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 
 /**
@@ -61,8 +61,6 @@ const PAGE_COLUMNS = `
   ${epochMs('p.server_last_modified', 'serverLastModifiedMs')}, p.noisy`
 
 const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
-
-const isoOrNull = storableTimestampOrNull
 
 /**
  * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAt`); returns how
@@ -176,22 +174,22 @@ export async function writeCrawledPages(q: Queryable, updates: readonly CrawledP
           crawls: u.crawls,
           intervals: u.intervals,
           changes: u.changes,
-          firstCrawledAt: isoOrNull(u.firstCrawledAtMs),
-          lastCrawledAt: isoOrNull(u.lastCrawledAtMs),
-          intervalStartAt: isoOrNull(u.intervalStartAtMs),
-          lastChangedAt: isoOrNull(u.lastChangedAtMs),
+          firstCrawledAt: isoTimestampOrNull(u.firstCrawledAtMs),
+          lastCrawledAt: isoTimestampOrNull(u.lastCrawledAtMs),
+          intervalStartAt: isoTimestampOrNull(u.intervalStartAtMs),
+          lastChangedAt: isoTimestampOrNull(u.lastChangedAtMs),
           lastContentHash: u.lastContentHash,
           estimatorState: u.estimatorState === null ? null : toBase64(u.estimatorState),
           changesPerDay: u.changesPerDay,
           crawlsPerDay: u.crawlsPerDay,
-          nextCrawlAt: isoOrNull(u.nextCrawlAtMs),
+          nextCrawlAt: isoTimestampOrNull(u.nextCrawlAtMs),
           status: u.status,
           consecutiveFailures: u.consecutiveFailures,
           lastHttpStatus: u.lastHttpStatus,
-          lastSuccessAt: isoOrNull(u.lastSuccessAtMs),
+          lastSuccessAt: isoTimestampOrNull(u.lastSuccessAtMs),
           redirectTo: u.redirectTo,
           etag: u.etag,
-          serverLastModified: isoOrNull(u.serverLastModifiedMs),
+          serverLastModified: isoTimestampOrNull(u.serverLastModifiedMs),
           noisy: u.noisy,
           ageShape: u.ageShape,
           ageShapeRateRatio: u.ageShapeRateRatio,
@@ -281,7 +279,7 @@ export async function writeSchedules(q: Queryable, schedules: readonly PageSched
       schedules.map((s) => s.id),
       schedules.map((s) => s.changesPerDay),
       schedules.map((s) => s.crawlsPerDay),
-      schedules.map((s) => isoOrNull(s.nextCrawlAtMs)),
+      schedules.map((s) => isoTimestampOrNull(s.nextCrawlAtMs)),
     ],
   )
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type pg from 'pg'
-import { pendingMigrations } from '../../store/migrate.ts'
+import { readiness } from '../../domain/health.ts'
 import { json, unavailable } from '../responses.ts'
 import { healthSchema, readinessSchema } from '../schemas.ts'
 
@@ -34,7 +34,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 
       },
     },
     handler: async (_request, reply) => {
-      const pending = await pendingMigrations(ctx.pool)
+      const { pendingMigrations: pending } = await readiness(ctx)
       const ready = pending.length === 0
       return reply
         .code(ready ? 200 : 503)
