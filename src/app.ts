@@ -25,6 +25,9 @@ import { installOps, opsRoutes } from './http/routes/ops.ts'
 import { observationsRoutes } from './http/routes/observations.ts'
 import { pagesRoutes } from './http/routes/pages.ts'
 import { clockRoutes, settingsRoutes } from './http/routes/settings.ts'
+import { hostsRoutes } from './http/routes/hosts.ts'
+import { leasesRoutes } from './http/routes/leases.ts'
+import { optimizerRoutes } from './http/routes/optimizer.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
 import { MS_PER_MINUTE, MS_PER_SECOND } from './math/units.ts'
 
@@ -149,12 +152,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(observationsRoutes, { ...ctx, onIngested: ops.metrics.onIngested })
   await app.register(settingsRoutes, ctx)
   if (deps.clock.advanceTo) await app.register(clockRoutes, ctx)
-  await app.register(scheduleRoutes, {
-    ...ctx,
-    logger: deps.logger,
-    onLease: ops.metrics.onLease,
-    onOptimized: ops.metrics.onOptimized,
-  })
+  await app.register(leasesRoutes, { ...ctx, onLease: ops.metrics.onLease })
+  await app.register(scheduleRoutes, ctx)
+  await app.register(optimizerRoutes, { ...ctx, onOptimized: ops.metrics.onOptimized })
+  await app.register(hostsRoutes, ctx)
   await app.register(opsRoutes, ops)
   await app.ready()
   return app

@@ -77,7 +77,7 @@ export const leaseReleaseSchema = z
   .object({ released: z.number().int().describe('Pages returned to the pool.') })
   .meta({ id: 'LeaseRelease', description: 'What releasing the lease returned to the pool.' })
 
-export const scheduleSchema = z
+export const upcomingCrawlsSchema = z
   .object({
     items: z.array(
       z
@@ -332,10 +332,10 @@ export function leaseMismatch(
   return null
 }
 
-export async function schedulePreview(
+export async function listUpcomingCrawls(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
   options: { limit: number; until: Date | null },
-): Promise<z.infer<typeof scheduleSchema>> {
+): Promise<z.infer<typeof upcomingCrawlsSchema>> {
   const rows = await upcomingCrawls(deps.pool, options)
   return {
     items: rows.map((r) => ({

@@ -284,7 +284,7 @@ export async function releaseLease(q: Queryable, leaseId: string, now: Date): Pr
   return rowCount ?? 0
 }
 
-interface ScheduleRow {
+interface UpcomingCrawlRow {
   id: string
   url: string
   host: string
@@ -299,8 +299,8 @@ interface ScheduleRow {
 export async function upcomingCrawls(
   q: Queryable,
   options: { until: Date | null; limit: number },
-): Promise<ScheduleRow[]> {
-  const { rows } = await q.query<ScheduleRow>(
+): Promise<UpcomingCrawlRow[]> {
+  const { rows } = await q.query<UpcomingCrawlRow>(
     `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
      FROM (
        (SELECT s.page_id, s.host, s.next_crawl_at, s.importance, s.crawls_per_day
