@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { solveRates, type Objective, type RateProblem } from '../src/math/optimizer/index.ts'
+import { median } from '../src/math/numbers.ts'
 import { createRandom } from '../src/math/random.ts'
 
 const ALL_OBJECTIVES: readonly Objective[] = ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal']
@@ -91,12 +92,6 @@ function makeProblem(pages: number, withHosts: boolean): Omit<RateProblem, 'obje
       random.next() < 0.3 ? Math.max(hostLower[h]!, 0.5 * hostDelta[h]!) : Number.POSITIVE_INFINITY
   }
   return { ...base, hostIndex, hostMaxCrawlsPerDay }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : 0.5 * (sorted[mid - 1]! + sorted[mid]!)
 }
 
 function runChild(pages: number, withHosts: boolean, objectives: readonly Objective[], runs: number): void {

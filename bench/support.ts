@@ -8,6 +8,7 @@ import { createServer } from 'node:net'
 import pg from 'pg'
 import type { Pool as HttpPool } from 'undici'
 import { migrate } from '../src/store/migrate.ts'
+import { median as medianOf } from '../src/math/numbers.ts'
 
 export const REPO_DIR = fileURLToPath(new URL('..', import.meta.url))
 
@@ -160,11 +161,9 @@ export function percentile(values: readonly number[], q: number): number {
   return sorted[rank - 1]!
 }
 
+/** The median of a sample (src/math/numbers.ts); 0 for an empty sample. */
 export function median(values: readonly number[]): number {
-  if (values.length === 0) return 0
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  return values.length === 0 ? 0 : medianOf(values)
 }
 
 /** nproc, CPU model, memory, Node and Postgres versions: the header of every result. */

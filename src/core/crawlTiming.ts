@@ -1,7 +1,7 @@
 import { renewalParameters, type EstimatorState } from '../math/estimators/index.ts'
 import { rateForPage, pageFreshness } from '../math/optimizer/index.ts'
 import type { Random } from '../math/random.ts'
-import type { Settings } from './settings.ts'
+import type { CrawlSpacing, Settings } from './settings.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
 /** What the rate of one page depends on. */
@@ -146,7 +146,7 @@ export function probePaybackDays(page: {
 export function nextCrawlAtMs(options: {
   lastCrawledAtMs: number | null
   crawlsPerDay: number
-  schedule: Settings['schedule']
+  spacing: CrawlSpacing
   nowMs: number
   random: Random
   earlyIntervalDays?: number | null
@@ -158,7 +158,7 @@ export function nextCrawlAtMs(options: {
   if (lastCrawledAtMs === null) return options.nowMs
   if (!(crawlsPerDay > 0)) return null
   const early = options.earlyIntervalDays ?? Infinity
-  if (options.schedule === 'poisson') {
+  if (options.spacing === 'poisson') {
     return lastCrawledAtMs + Math.min(options.random.exponential(crawlsPerDay), early) * MS_PER_DAY
   }
   const periodDays = 1 / crawlsPerDay
@@ -179,10 +179,10 @@ const MAX_LATE_SHARE_OF_PERIOD = 0.5
 export function scheduledCrawlAt(page: {
   lastCrawledAtMs: number | null
   crawlsPerDay: number | null
-  schedule: Settings['schedule']
+  spacing: CrawlSpacing
   dueAtMs: number | null
 }): number | null {
-  if (page.schedule !== 'periodic' || page.lastCrawledAtMs === null || page.crawlsPerDay === null) return page.dueAtMs
+  if (page.spacing !== 'periodic' || page.lastCrawledAtMs === null || page.crawlsPerDay === null) return page.dueAtMs
   if (!(page.crawlsPerDay > 0)) return null
   return page.lastCrawledAtMs + MS_PER_DAY / page.crawlsPerDay
 }
@@ -216,7 +216,7 @@ export function retimedCrawlAtMs(options: {
   /** The rate the page had, which set its current due time unless something else did. */
   previousCrawlsPerDay: number | null
   crawlsPerDay: number
-  schedule: Settings['schedule']
+  spacing: CrawlSpacing
   nowMs: number
   random: Random
   /** For a page without an interval yet: pages / budget days (explorationIntervalDays); else null. */
@@ -226,7 +226,7 @@ export function retimedCrawlAtMs(options: {
   if (lastCrawledAtMs === null) return nextCrawlAtMs ?? options.nowMs
   if (!(crawlsPerDay > 0)) return null
   const periodMs = MS_PER_DAY / crawlsPerDay
-  if (options.schedule === 'periodic') {
+  if (options.spacing === 'periodic') {
     const previous = options.previousCrawlsPerDay
     const previousMs = previous !== null && previous > 0 ? MS_PER_DAY / previous : null
     // The share of the period a late crawl took back (nextCrawlAtMs, lateDays), kept in the new period.

@@ -156,7 +156,7 @@ export interface StepContext {
   random: Random
   /**
    * The fleet is behind its own polling, not behind the budget: leases had budget left to hand out. A crawl
-   * made late then keeps the page's phase (schedule.ts, nextCrawlAtMs lateDays), so the lag does not eat the
+   * made late then keeps the page's phase (crawlTiming.ts, nextCrawlAtMs lateDays), so the lag does not eat the
    * budget. When the budget is what holds pages back (the hand-out allowance is used up, or the simulator's
    * fleet is busy), lateness is the queue's, and catching it up would only push the queue further towards
    * short-period pages.
@@ -164,7 +164,7 @@ export interface StepContext {
   catchUpLateness?: boolean
   /**
    * Diagnostics for the simulator, never set by the service: `earlyCrawls: false` turns off exploration
-   * and probes (schedule.ts); `knownChangesPerDay` schedules with that rate instead of the estimate, to
+   * and probes (crawlTiming.ts); `knownChangesPerDay` schedules with that rate instead of the estimate, to
    * separate the cost of estimation from that of the loop.
    */
   earlyCrawls?: boolean
@@ -356,7 +356,7 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
   next.nextCrawlAtMs = nextCrawlAtMs({
     lastCrawledAtMs: crawl.crawledAtMs,
     crawlsPerDay,
-    schedule: settings.schedule,
+    spacing: settings.schedule,
     nowMs: ctx.nowMs,
     random: ctx.random,
     lateDays:
@@ -503,7 +503,7 @@ export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeO
     nextCrawlAtMs: page.nextCrawlAtMs,
     previousCrawlsPerDay: page.crawlsPerDay,
     crawlsPerDay,
-    schedule: settings.schedule,
+    spacing: settings.schedule,
     nowMs: ctx.nowMs,
     random: ctx.random,
     explorationIntervalDays: page.intervals === 0 && ctx.earlyCrawls !== false ? ctx.explorationIntervalDays : null,

@@ -14,12 +14,17 @@ const llnAlphaSchema = z
     'LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent).',
   )
 
-export const estimatorNameSchema = z
-  .enum(ESTIMATOR_NAMES)
-  .meta({
-    id: 'EstimatorName',
-    description: 'The change-rate estimator that drives scheduling (docs/math.md section 1).',
-  })
+export const estimatorNameSchema = z.enum(ESTIMATOR_NAMES).meta({
+  id: 'EstimatorName',
+  description: 'The change-rate estimator that drives scheduling (docs/math.md section 1).',
+})
+
+/**
+ * How a page's crawl times follow from its rate: every 1/ρ (`periodic`) or with exponential gaps of rate ρ
+ * (`poisson`). The settings and the stats call it `schedule` (an API name); in code it is the crawl spacing.
+ */
+export const crawlSpacingSchema = z.enum(['periodic', 'poisson'])
+export type CrawlSpacing = z.infer<typeof crawlSpacingSchema>
 
 const settingsShape = {
   budgetCrawlsPerDay: positiveRateSchema().describe(
@@ -30,7 +35,7 @@ const settingsShape = {
     .describe(
       "Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).",
     ),
-  schedule: z.enum(['periodic', 'poisson']).describe('How nextCrawlAt is drawn from crawlsPerDay.'),
+  schedule: crawlSpacingSchema.describe('How nextCrawlAt is drawn from crawlsPerDay.'),
   estimator: estimatorNameSchema,
   defaultChangesPerDay: positiveRateSchema().describe(
     'Prior change rate for pages without an estimate; also y_0 of the SA estimator.',

@@ -24,7 +24,7 @@ export function startOptimizerLoop(
   let stopped = false
   let running: Promise<void> | null = null
 
-  const schedule = (delayMs: number) => {
+  const tickAfter = (delayMs: number) => {
     if (stopped) return
     timer = setTimeout(() => {
       running = tick().finally(() => {
@@ -48,10 +48,10 @@ export function startOptimizerLoop(
       nextSeconds = Math.min(intervalSeconds, RETRY_AFTER_FAILURE_SECONDS)
       deps.logger.error({ err, retryInSeconds: nextSeconds }, 'periodic optimiser run failed')
     }
-    schedule(nextSeconds * MS_PER_SECOND)
+    tickAfter(nextSeconds * MS_PER_SECOND)
   }
 
-  schedule(hooks.firstDelayMs ?? FIRST_RUN_DELAY_MS)
+  tickAfter(hooks.firstDelayMs ?? FIRST_RUN_DELAY_MS)
   return {
     async stop() {
       stopped = true

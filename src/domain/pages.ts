@@ -161,7 +161,7 @@ function toPageView(row: PageRow, settings: Settings): PageView {
       scheduledCrawlAt({
         lastCrawledAtMs: row.lastCrawledAtMs,
         crawlsPerDay: row.crawlsPerDay,
-        schedule: settings.schedule,
+        spacing: settings.schedule,
         dueAtMs: row.nextCrawlAtMs,
       }),
     ),
@@ -308,17 +308,17 @@ export async function removePage(deps: Pick<DomainDeps, 'pool'>, id: string): Pr
 }
 
 /** Pages read and rewritten per statement when every page is re-timed after a settings change. */
-const RESCHEDULE_CHUNK_PAGES = 2000
+const RETIME_CHUNK_PAGES = 2000
 
 /**
  * Re-derives every page's estimates (new clipping bounds, LLN α, estimator choice), rate and due
  * time after a settings change, streaming pages in id order in chunks. Runs inside the caller's
  * transaction, which holds the settings row FOR UPDATE.
  */
-export async function rescheduleAllPages(
+export async function retimeAllPages(
   client: Queryable,
   ctx: StepContext,
-  chunkSize = RESCHEDULE_CHUNK_PAGES,
+  chunkSize = RETIME_CHUNK_PAGES,
 ): Promise<number> {
   let afterId: string | null = null
   let total = 0

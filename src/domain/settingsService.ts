@@ -6,7 +6,7 @@ import {
 } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { InvalidInputError } from '../core/errors.ts'
-import { rescheduleAllPages } from './pages.ts'
+import { retimeAllPages } from './pages.ts'
 import { stepContext } from '../core/pageStep.ts'
 import {
   mergeSettings,
@@ -23,7 +23,7 @@ export async function getSettings(deps: Pick<DomainDeps, 'pool'>): Promise<Setti
 }
 
 /** Settings whose change alters some page's estimate, rate or due time. */
-const RESCHEDULING_KEYS = [
+const RETIMING_KEYS = [
   'objective',
   'schedule',
   'estimator',
@@ -57,11 +57,11 @@ export async function patchSettings(
     // New URL rules rename stored pages and host limits now (or refuse a merge), so that every stored name is canonical.
     const urlsChanged = JSON.stringify(current.urls) !== JSON.stringify(next.urls)
     const renamed = urlsChanged ? await applyUrlRules(client, next.urls) : { pagesRenamed: 0, hostsRenamed: 0 }
-    const affects = RESCHEDULING_KEYS.some((k) => JSON.stringify(current[k]) !== JSON.stringify(next[k]))
+    const affects = RETIMING_KEYS.some((k) => JSON.stringify(current[k]) !== JSON.stringify(next[k]))
     let pagesRescheduled = 0
     if (affects) {
       const ctx = stepContext(next, await readOptimizerState(client), deps.clock.nowMs(), deps.random)
-      pagesRescheduled = await rescheduleAllPages(client, ctx)
+      pagesRescheduled = await retimeAllPages(client, ctx)
     }
     return { settings: next, pagesRescheduled, ...renamed }
   })

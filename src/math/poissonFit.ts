@@ -15,6 +15,7 @@
  * replicate. That accounts for the strong dependence between the crawls of one page, which makes
  * the textbook Kolmogorov–Smirnov bands far too narrow.
  */
+import { countBelow } from './numbers.ts'
 import { createRandom, type Random } from './random.ts'
 import {
   MIN_CRAWLS,
@@ -143,7 +144,7 @@ export function poissonFit(
     nullDistances.push(simulated === null ? 1 : simulated.distance)
   }
   nullDistances.sort((a, b) => a - b)
-  const atLeast = nullDistances.length - countBelow(nullDistances, observed.distance)
+  const atLeast = nullDistances.length - countClearlyBelow(nullDistances, observed.distance)
   const pValue = (1 + atLeast) / (replicates + 1)
   const band = nullDistances[Math.min(replicates - 1, Math.ceil(0.95 * replicates) - 1)]!
   const fit = { ...base, distanceBand95: band, pValue, bootstrapSamples: replicates }
@@ -170,16 +171,8 @@ export function poissonFit(
 }
 
 /** Sorted values below x; values within a relative 1e-12 of x count as ties (at least as far). */
-function countBelow(sorted: readonly number[], x: number): number {
-  const limit = x - 1e-12 * Math.abs(x)
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (sorted[mid]! < limit) lo = mid + 1
-    else hi = mid
-  }
-  return lo
+function countClearlyBelow(sorted: readonly number[], x: number): number {
+  return countBelow(sorted, x - 1e-12 * Math.abs(x))
 }
 
 /** Poisson curve at x for rate μ. */

@@ -7,6 +7,7 @@
  * identify g_U near 0. M1 and M3 are the estimators of earlier work, kept for comparison: they
  * target F_U directly and are biased unless the updates are Poisson.
  */
+import { countAtMost, median } from './numbers.ts'
 
 type AgeCdfMethod = 'M2' | 'M4' | 'M5' | 'M6'
 type PriorWorkMethod = 'M1' | 'M3'
@@ -730,29 +731,10 @@ function poolAdjacentViolators(values: readonly number[], weights: readonly numb
   return blocks.flatMap((b) => new Array<number>(b.size).fill(b.value))
 }
 
-/** Number of sorted values ≤ x. */
-function countAtMost(sorted: ArrayLike<number>, x: number): number {
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (sorted[mid]! <= x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
 function consecutiveIntervals(sorted: readonly AgeCrawl[]): number[] {
   const out: number[] = []
   for (let j = 1; j < sorted.length; j++) out.push(sorted[j]!.atDays - sorted[j - 1]!.atDays)
   return out
-}
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >>> 1
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
 function binsOption(options: AgeCdfOptions, fallback: number): number {

@@ -11,7 +11,7 @@ import {
   SECONDS_PER_HOUR,
   SECONDS_PER_MINUTE,
 } from '../math/units.ts'
-import { settingsFromStored } from '../core/settings.ts'
+import { crawlSpacingSchema, settingsFromStored } from '../core/settings.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
 import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
 import {
@@ -64,7 +64,7 @@ export const statsSnapshotSchema = z.object({
     .describe(
       'Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages.',
     ),
-  schedule: z.enum(['periodic', 'poisson']),
+  schedule: crawlSpacingSchema,
   budgetCrawlsPerDay: z.number().describe('Budget R from the settings.'),
   plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay: what the current rates spend of the budget.'),
   crawlsPerDayLastHour: z.number().describe('Crawls reported with crawledAt in the last hour × 24.'),
@@ -282,7 +282,7 @@ export function createStats(deps: StatsDeps): Stats {
     const settings = settingsFromStored(await readSettingsDocument(deps.pool))
     const row = await readStatsSnapshot(deps.pool, {
       now: new Date(nowMs),
-      schedule: settings.schedule,
+      spacing: settings.schedule,
       defaultChangesPerDay: settings.defaultChangesPerDay,
     })
     const freshness = row.importanceTotal > 0 ? row.weightedFreshness / row.importanceTotal : null

@@ -152,15 +152,15 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     const fetched = pending.splice(0, done)
     for (let from = 0; from < fetched.length; from += BATCH) {
       const items = fetched.slice(from, from + BATCH).map(({ i, crawlDays, url, leaseId }) => {
-        const outcome = tracker.crawl(i, crawlDays)
+        const finding = tracker.crawl(i, crawlDays)
         crawls++
         const day = Math.floor(crawlDays - options.warmupDays)
         if (day >= 0 && day < wholeDaysAfterWarmup) crawlsPerDayAfterWarmup[day]!++
         return {
           url,
           crawledAt: isoAt(crawlDays),
-          changed: outcome.changed,
-          ...(outcome.ageDays === null ? {} : { lastModified: isoAt(crawlDays - outcome.ageDays) }),
+          changed: finding.changed,
+          ...(finding.ageDays === null ? {} : { lastModified: isoAt(crawlDays - finding.ageDays) }),
           leaseId,
         }
       })

@@ -13,11 +13,12 @@
  *   Crawls can never exceed R × horizon. Needed by policies
  *   without a budget of their own (Nutch); the benchmark runs every policy this way by default.
  */
+import { median } from '../math/numbers.ts'
 import { DueQueue } from './dueQueue.ts'
 import type { Universe } from './universe.ts'
 
-/** What one crawl tells the crawler. */
-export interface CrawlOutcome {
+/** What one crawl finds, as the crawler sees it (src/core/pageStep.ts has its own CrawlOutcome: what the step made of a report). */
+export interface CrawlFinding {
   /** The page changed since this policy's previous crawl (or since time 0 on the first crawl). */
   changed: boolean
   /** Crawl time − Last-Modified (time of the latest change at or before the crawl), or null if none yet. */
@@ -41,7 +42,7 @@ export interface SimPolicy {
   /** Sets every page's first due time through ctx.setDue. */
   start(ctx: PolicyContext): void
   /** Called after each crawl; returns the page's next due time (days; +Infinity = never). */
-  onCrawl(page: number, nowDays: number, outcome: CrawlOutcome, ctx: PolicyContext): number
+  onCrawl(page: number, nowDays: number, finding: CrawlFinding, ctx: PolicyContext): number
   /** When set, onTick runs at 0, tickDays, 2·tickDays, … before the crawls due at the same time. */
   readonly tickDays?: number
   onTick?(nowDays: number, ctx: PolicyContext): void
@@ -140,7 +141,7 @@ export class FreshnessTracker {
   }
 
   /** Records a crawl of `page` at `nowDays` (not before its previous crawl) and returns what it saw. */
-  crawl(page: number, nowDays: number): CrawlOutcome {
+  crawl(page: number, nowDays: number): CrawlFinding {
     const { changeDays, changeOffsets } = this.universe
     const end = changeOffsets[page + 1]!
     const ptr = this.nextChange[page]!
@@ -194,12 +195,12 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
   const firstDay = Math.ceil(warmup)
   const daily = new Float64Array(Math.max(0, Math.floor(horizon) - firstDay))
   const crawl = (page: number, t: number) => {
-    const outcome = tracker.crawl(page, t)
+    const finding = tracker.crawl(page, t)
     crawls++
     if (t >= warmup) windowCrawls++
     const day = Math.floor(t) - firstDay
     if (day >= 0 && day < daily.length) daily[day]!++
-    const next = policy.onCrawl(page, t, outcome, ctx)
+    const next = policy.onCrawl(page, t, finding, ctx)
     queue.set(page, next >= t + MIN_GAP_DAYS ? next : t + MIN_GAP_DAYS)
   }
 
@@ -275,13 +276,6 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
   }
 }
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null
-  const sorted = values.sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : 0.5 * (sorted[mid - 1]! + sorted[mid]!)
-}
-
 /** |Δ̂ − Δ|/Δ and Δ̂/Δ over pages with Δ > 0; a page without an estimate counts as Δ̂ = 0. */
 export function estimateErrors(
   estimates: Float64Array,
@@ -297,5 +291,9 @@ export function estimateErrors(
     errors.push(Math.abs(value - delta) / delta)
     ratios.push(value / delta)
   }
-  return { medianRelativeError: median(errors), medianRatio: median(ratios) }
+  return { medianRelativeError: medianOrNull(errors), medianRatio: medianOrNull(ratios) }
+}
+
+function medianOrNull(values: readonly number[]): number | null {
+  return values.length === 0 ? null : median(values)
 }

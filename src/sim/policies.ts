@@ -18,12 +18,10 @@ import {
   type PageState,
 } from '../core/pageStep.ts'
 import { pageBounds } from '../core/crawlTiming.ts'
-import { DEFAULT_SETTINGS, type Settings } from '../core/settings.ts'
-import type { CrawlOutcome, PolicyContext, SimPolicy } from './engine.ts'
+import { DEFAULT_SETTINGS, type CrawlSpacing, type Settings } from '../core/settings.ts'
+import type { CrawlFinding, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
-
-export type CrawlSchedule = 'periodic' | 'poisson'
 
 /**
  * A page with a fixed rate ρ: periodic (first crawl at a uniform phase in [0, 1/ρ), then every 1/ρ)
@@ -32,20 +30,20 @@ export type CrawlSchedule = 'periodic' | 'poisson'
 export function fixedRatePolicy(
   name: string,
   crawlsPerDay: Float64Array,
-  schedule: CrawlSchedule,
+  spacing: CrawlSpacing,
   random: Random,
 ): SimPolicy {
   const gap = (page: number): number => {
     const rate = crawlsPerDay[page]!
     if (!(rate > 0)) return Number.POSITIVE_INFINITY
-    return schedule === 'periodic' ? 1 / rate : random.exponential(rate)
+    return spacing === 'periodic' ? 1 / rate : random.exponential(rate)
   }
   return {
     name,
     mode: 'scheduled',
     start(ctx) {
       for (let i = 0; i < crawlsPerDay.length; i++)
-        ctx.setDue(i, schedule === 'periodic' ? random.next() * gap(i) : gap(i))
+        ctx.setDue(i, spacing === 'periodic' ? random.next() * gap(i) : gap(i))
     },
     onCrawl: (page, nowDays) => nowDays + gap(page),
   }
@@ -67,7 +65,7 @@ export function proportionalRates(universe: Universe): Float64Array {
  * Azar et al. with the true Δ (the oracle): the optimal rates for the schedule that runs
  * (periodic → `freshness-periodic`, docs/math.md 3.3; Poisson → `freshness`, docs/math.md 3.1), no floor.
  */
-export function oracleRates(universe: Universe, schedule: CrawlSchedule): Float64Array {
+export function oracleRates(universe: Universe, spacing: CrawlSpacing): Float64Array {
   const n = universe.pageCount
   return solveRates({
     changesPerDay: universe.trueChangesPerDay,
@@ -75,7 +73,7 @@ export function oracleRates(universe: Universe, schedule: CrawlSchedule): Float6
     minCrawlsPerDay: new Float64Array(n),
     maxCrawlsPerDay: new Float64Array(n).fill(Number.POSITIVE_INFINITY),
     budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
-    objective: schedule === 'periodic' ? 'freshness-periodic' : 'freshness',
+    objective: spacing === 'periodic' ? 'freshness-periodic' : 'freshness',
   }).crawlsPerDay
 }
 
@@ -115,9 +113,9 @@ export function nutchPolicy(universe: Universe, random: Random): SimPolicy & { i
     start(ctx) {
       for (let i = 0; i < universe.pageCount; i++) ctx.setDue(i, random.next() * startDays)
     },
-    onCrawl(page, nowDays, outcome) {
+    onCrawl(page, nowDays, finding) {
       // The first fetch has no previous fetch of its own to compare with: the interval stays.
-      if (!outcome.first) intervalDays[page] = nutchNextIntervalDays(intervalDays[page]!, outcome.changed)
+      if (!finding.first) intervalDays[page] = nutchNextIntervalDays(intervalDays[page]!, finding.changed)
       return nowDays + intervalDays[page]!
     },
   }
@@ -125,7 +123,7 @@ export function nutchPolicy(universe: Universe, random: Random): SimPolicy & { i
 
 interface RecrawlLoopOptions {
   estimator: EstimatorName
-  schedule: CrawlSchedule
+  spacing: CrawlSpacing
   /** Simulated days between two solves (the service's reoptimizeSeconds). */
   reoptimizeDays: number
   random: Random
@@ -155,9 +153,9 @@ interface RecrawlLoopOptions {
   registrationOrder?: readonly number[]
 }
 
-/** The objective that is exact for a schedule: periodic → freshness-periodic, Poisson → freshness. */
-function objectiveFor(schedule: CrawlSchedule): Extract<Objective, 'freshness-periodic' | 'freshness'> {
-  return schedule === 'periodic' ? 'freshness-periodic' : 'freshness'
+/** The objective that is exact for a crawl spacing: periodic → freshness-periodic, Poisson → freshness. */
+function objectiveFor(spacing: CrawlSpacing): Extract<Objective, 'freshness-periodic' | 'freshness'> {
+  return spacing === 'periodic' ? 'freshness-periodic' : 'freshness'
 }
 
 /** Every page of a simulated universe is on this host (the simulator has no host caps). */
@@ -185,8 +183,8 @@ export function recrawlPolicy(
     ...DEFAULT_SETTINGS,
     ...options.settings,
     estimator: options.estimator,
-    schedule: options.schedule,
-    objective: options.settings?.objective ?? objectiveFor(options.schedule),
+    schedule: options.spacing,
+    objective: options.settings?.objective ?? objectiveFor(options.spacing),
     budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
   }
   const { random } = options
@@ -212,7 +210,7 @@ export function recrawlPolicy(
     page.nextCrawlAtMs === null ? page : { ...page, nextCrawlAtMs: Math.floor(page.nextCrawlAtMs) }
 
   return {
-    name: `recrawl-${known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.schedule}`,
+    name: `recrawl-${known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.spacing}`,
     mode: 'scheduled',
     tickDays: options.reoptimizeDays,
     pages: () => pages,
@@ -230,13 +228,13 @@ export function recrawlPolicy(
         ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
       }
     },
-    onCrawl(page: number, nowDays: number, outcome: CrawlOutcome): number {
+    onCrawl(page: number, nowDays: number, finding: CrawlFinding): number {
       const nowMs = Math.round(nowDays * MS_PER_DAY)
       const report = {
         crawledAtMs: nowMs,
-        changed: outcome.changed,
+        changed: finding.changed,
         contentHash: null,
-        lastModifiedMs: outcome.ageDays === null ? null : nowMs - Math.round(outcome.ageDays * MS_PER_DAY),
+        lastModifiedMs: finding.ageDays === null ? null : nowMs - Math.round(finding.ageDays * MS_PER_DAY),
         httpStatus: null,
         etag: null,
         fetchError: null,

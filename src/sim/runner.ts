@@ -13,7 +13,6 @@ import {
   recrawlPolicy,
   renewalOracleRates,
   uniformRates,
-  type CrawlSchedule,
 } from './policies.ts'
 import {
   DEFAULT_REPLAY_DIR,
@@ -31,11 +30,12 @@ import {
   type Universe,
 } from './universe.ts'
 import { join } from 'node:path'
+import { crawlSpacingSchema, type CrawlSpacing } from '../core/settings.ts'
 
 export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr'] as const
 export type Workload = (typeof WORKLOADS)[number]
 export const IMPORTANCE_KINDS: readonly ImportanceKind[] = ['zipf', 'equal']
-const SCHEDULES: readonly CrawlSchedule[] = ['periodic', 'poisson']
+const SPACINGS: readonly CrawlSpacing[] = crawlSpacingSchema.options
 
 /** The production default (DEFAULT_SETTINGS: estimator mle, schedule periodic). */
 export const DEFAULT_LOOP_POLICY = 'recrawl-mleAdaptive-periodic'
@@ -62,7 +62,7 @@ const RENEWAL_LOOP_ESTIMATORS: readonly EstimatorName[] = ['mle', 'mleAdaptive']
 /** Every policy name, baselines first, then recrawl-<estimator>-<schedule>, then the renewal loops. */
 export const POLICIES: readonly string[] = [
   ...BASELINE_POLICIES,
-  ...SCHEDULES.flatMap((schedule) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${schedule}`)),
+  ...SPACINGS.flatMap((spacing) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${spacing}`)),
   ...RENEWAL_LOOP_ESTIMATORS.map((estimator) => `recrawl-${estimator}-renewal`),
 ]
 
@@ -210,7 +210,7 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
   return recrawlPolicy(universe, {
     estimator,
     registrationOrder,
-    schedule: renewal ? 'periodic' : (match[2] as CrawlSchedule),
+    spacing: renewal ? 'periodic' : (match[2] as CrawlSpacing),
     ...(renewal ? { settings: { objective: 'freshness-renewal' as const } } : {}),
     reoptimizeDays: options.reoptimizeDays,
     random,

@@ -1,4 +1,5 @@
 import type { Queryable } from './transaction.ts'
+import type { CrawlSpacing } from '../core/settings.ts'
 import { SECONDS_PER_HOUR } from '../math/units.ts'
 
 /** The fleet-wide numbers behind the gauges, from one pass over the pages and their schedules, and one time-window count. */
@@ -32,22 +33,22 @@ interface StatsSnapshotRow {
  */
 const RATE_CLAMP = (column: string): string => `least(greatest(${column}, 1e-150::float8), 1e150::float8)`
 
-function freshnessSql(schedule: 'periodic' | 'poisson'): string {
+function freshnessSql(spacing: CrawlSpacing): string {
   const rhoRaw = 'coalesce(crawls_per_day, 0)'
   const deltaRaw = 'coalesce(changes_per_day, $2::float8)'
   const rho = RATE_CLAMP(rhoRaw)
   const delta = RATE_CLAMP(deltaRaw)
   const x = `(${delta} / ${rho})`
   const f =
-    schedule === 'periodic'
+    spacing === 'periodic'
       ? `CASE WHEN ${x} < 1e-100 THEN 1 WHEN ${x} < 1e-4 THEN 1 - ${x} / 2 + ${x} * ${x} / 6 ELSE (1 - exp(-least(${x}, 700))) / ${x} END`
       : `${rho} / (${rho} + ${delta})`
   return `CASE WHEN ${deltaRaw} <= 0 THEN 1 WHEN ${rhoRaw} <= 0 THEN 0 ELSE ${f} END`
 }
 
 /** μ·f(ρ) without an underflowing product (see freshnessSql). */
-function weightedFreshnessSql(schedule: 'periodic' | 'poisson'): string {
-  return `CASE WHEN importance <= 1e-200 THEN 0 ELSE importance * greatest(${freshnessSql(schedule)}, 1e-100) END`
+function weightedFreshnessSql(spacing: CrawlSpacing): string {
+  return `CASE WHEN importance <= 1e-200 THEN 0 ELSE importance * greatest(${freshnessSql(spacing)}, 1e-100) END`
 }
 
 /**
@@ -58,7 +59,7 @@ const OVERDUE = 'next_crawl_at <= $1 AND (lease_id IS NULL OR lease_expires_at <
 
 export async function readStatsSnapshot(
   q: Queryable,
-  options: { now: Date; schedule: 'periodic' | 'poisson'; defaultChangesPerDay: number },
+  options: { now: Date; spacing: CrawlSpacing; defaultChangesPerDay: number },
 ): Promise<StatsSnapshotRow> {
   const pages = await q.query<{
     pages: number
@@ -78,7 +79,7 @@ export async function readStatsSnapshot(
        count(*) FILTER (WHERE ${OVERDUE})::int AS overdue,
        min(next_crawl_at) FILTER (WHERE ${OVERDUE}) AS oldest,
        sum(importance) AS importance,
-       sum(${weightedFreshnessSql(options.schedule)}) AS weighted,
+       sum(${weightedFreshnessSql(options.spacing)}) AS weighted,
        sum(crawls_per_day) AS planned,
        count(*) FILTER (WHERE status = 'failing')::int AS failing,
        count(*) FILTER (WHERE status = 'gone')::int AS gone,

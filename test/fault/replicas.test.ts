@@ -206,7 +206,7 @@ describe('three replicas on one Postgres', () => {
               ackedReports: check.ackedItems,
               ackedBatchesBeforeKill: ackedBeforeKill,
               ackedBatchesAfterKill: ackedAfterKill,
-              optimiserRuns: runs,
+              optimizerRuns: runs,
               apiRuns,
               lockSamples,
             }),

@@ -31,7 +31,7 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
   // The service's leases have budget left (none are taken here), so a late crawl keeps its phase there too.
   const loop = recrawlPolicy(universe, {
     estimator: 'mleAdaptive',
-    schedule: 'periodic',
+    spacing: 'periodic',
     reoptimizeDays: 1,
     random: createRandom(42),
     catchUpLateness: true,

@@ -16,6 +16,7 @@
  */
 import { additionError } from './compensatedSum.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
+import { clamp } from '../numbers.ts'
 
 /** Pages sampled per round for the pivot (up to two breakpoints each). */
 const PIVOT_SAMPLE_PAGES = 32
@@ -107,10 +108,10 @@ export function solveFreshnessSet(options: {
   // One segment left: Σρ = fixedWeight·t − fixedDelta + fixedBound on [tLow, tHigh].
   let t = tLow
   if (fixedWeight > 0) {
-    t = clampT((target - fixedBound + fixedDelta) / fixedWeight, tLow, tHigh)
+    t = clamp((target - fixedBound + fixedDelta) / fixedWeight, tLow, tHigh)
     // One Newton step on the exact (compensated) sum removes the rounding of the folded sums;
     // Σρ is linear in t inside the segment, so one step is the exact correction.
-    t = clampT(t + (target - sumRates(columns, weight, set, t)) / fixedWeight, tLow, tHigh)
+    t = clamp(t + (target - sumRates(columns, weight, set, t)) / fixedWeight, tLow, tHigh)
   }
 
   for (let k = 0; k < count; k++) {
@@ -142,10 +143,6 @@ function pushInside(
   if (tAtLower > tLow && tAtLower < tHigh) into[m++] = tAtLower
   if (tAtUpper > tLow && tAtUpper < tHigh) into[m++] = tAtUpper
   return m
-}
-
-function clampT(t: number, start: number, end: number): number {
-  return t < start ? start : t > end ? end : t
 }
 
 /** Σ clamp(w t − Δ, l, u) over the set, compensated. */

@@ -10,6 +10,7 @@ import { additionError } from './compensatedSum.ts'
 import { erlangCdf, inverseErlangCdf } from './erlang.ts'
 import { harmonicRate } from './pageRate.ts'
 import type { PageColumns, PageSet } from './pageSet.ts'
+import { clamp } from '../numbers.ts'
 
 /**
  * Σρ near the current y = ln λ, split in two. Pages with a kink within `window` of y in ln λ (a
@@ -366,10 +367,6 @@ export class PeriodicKernel extends MultiplierKernel {
     const d = this.delta[i]!
     this.kinkLow[i] = u === Number.POSITIVE_INFINITY ? 0 : erlangCdf(d / u)
   }
-}
-
-function clamp(value: number, low: number, high: number): number {
-  return value < low ? low : value > high ? high : value
 }
 
 /**

@@ -22,7 +22,7 @@
  * spends exactly the target. Pages whose rates are smooth in λ barely move (the bracket is ulps wide);
  * the leftover goes to the pages at the edge, in proportion to the rates they jump by.
  */
-import type { PassModel} from './kernels.ts';
+import type { PassModel } from './kernels.ts'
 import { type RateKernel } from './kernels.ts'
 import { strideSample, type PageColumns, type PageSet } from './pageSet.ts'
 

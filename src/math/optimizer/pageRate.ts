@@ -7,6 +7,7 @@
 import { gammaMixedFresh, gammaMixedMarginal, inverseGammaMixedMarginal } from '../renewal/gammaMixed.ts'
 import { erlangCdf, inverseErlangCdf } from './erlang.ts'
 import type { Objective } from './types.ts'
+import { clamp } from '../numbers.ts'
 
 interface PageRateInputs {
   changesPerDay: number
@@ -146,8 +147,4 @@ export function harmonicRate(importanceTimesDelta: number, lambda: number, delta
   const q = importanceTimesDelta / lambda
   if (q === Number.POSITIVE_INFINITY) return q
   return (2 * q) / (delta + Math.sqrt(delta * delta + 4 * q))
-}
-
-function clamp(value: number, lower: number, upper: number): number {
-  return value < lower ? lower : value > upper ? upper : value
 }

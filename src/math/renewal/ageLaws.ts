@@ -10,6 +10,7 @@
  * and f is concave because marginal(τ) grows with τ. For a renewal process with inter-update law F_U and
  * rate μ = 1/E[U], G(x) = μ ∫_0^x (1 − F_U(y)) dy (Li, Cline & Loguinov 2017), so dG(a) = μ(1 − F_U(a)) da.
  */
+import { countAtMost, countBelow } from '../numbers.ts'
 import { erlangCdf } from '../optimizer/erlang.ts'
 import { gammaMixedFresh, gammaMixedMarginal, gammaMixedMarginalLimit } from './gammaMixed.ts'
 import { gamma, lowerRegularizedGamma, upperRegularizedGamma } from './gamma.ts'
@@ -191,28 +192,4 @@ function sortedWithPrefixSums(list: number[]): SortedSums {
     squares[j + 1] = squares[j]! + values[j]! * values[j]!
   }
   return { values, sums, squares }
-}
-
-/** The number of values ≤ x (values ascending). */
-function countAtMost(values: Float64Array, x: number): number {
-  let lo = 0
-  let hi = values.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (values[mid]! <= x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-/** The number of values < x (values ascending). */
-function countBelow(values: Float64Array, x: number): number {
-  let lo = 0
-  let hi = values.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (values[mid]! < x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }

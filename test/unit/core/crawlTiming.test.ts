@@ -83,7 +83,7 @@ test('periodic due times: 1/ρ, an early crawl when shorter, and after a probe t
   const base = {
     lastCrawledAtMs: T0,
     crawlsPerDay: 0.5,
-    schedule: 'periodic' as const,
+    spacing: 'periodic' as const,
     nowMs: T0,
     random: createRandom(1),
   }
@@ -123,7 +123,7 @@ test('Poisson due times: an exponential draw, cut short by an early crawl', () =
     const next = nextCrawlAtMs({
       lastCrawledAtMs: T0,
       crawlsPerDay: 2,
-      schedule: 'poisson',
+      spacing: 'poisson',
       nowMs: T0,
       random: createRandom(100 + i),
       earlyIntervalDays: 0.5,
@@ -142,7 +142,7 @@ test("re-timing moves a page to its new period, keeps a late crawl's catch-up as
     lastCrawledAtMs: T0,
     previousCrawlsPerDay: 0.5,
     crawlsPerDay: 1,
-    schedule: 'periodic' as const,
+    spacing: 'periodic' as const,
     nowMs: T0 + 0.1 * MS_PER_DAY,
     random: createRandom(2),
   }
@@ -189,10 +189,10 @@ test('nextCrawlAt shown to clients is the rate schedule; the due time may differ
   const last = T0
   const due = T0 + 0.3 * MS_PER_DAY
   assert.equal(
-    scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, schedule: 'periodic', dueAtMs: due }),
+    scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, spacing: 'periodic', dueAtMs: due }),
     T0 + 2 * MS_PER_DAY,
   )
-  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0, schedule: 'periodic', dueAtMs: due }), null)
-  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, schedule: 'poisson', dueAtMs: due }), due)
-  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: null, crawlsPerDay: 0.5, schedule: 'periodic', dueAtMs: due }), due)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0, spacing: 'periodic', dueAtMs: due }), null)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: last, crawlsPerDay: 0.5, spacing: 'poisson', dueAtMs: due }), due)
+  assert.equal(scheduledCrawlAt({ lastCrawledAtMs: null, crawlsPerDay: 0.5, spacing: 'periodic', dueAtMs: due }), due)
 })

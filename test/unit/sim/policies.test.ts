@@ -100,7 +100,7 @@ test('recrawl loop fed the true rates reaches the oracle within 1 % (1000 Poisso
   const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
   const loop = recrawlPolicy(u, {
     estimator: 'mle',
-    schedule: 'periodic',
+    spacing: 'periodic',
     reoptimizeDays: 1,
     random: createRandom(9),
     knownChangesPerDay: u.trueChangesPerDay,
@@ -138,7 +138,7 @@ test('early crawls: probes give up pages that change far faster than the budget 
   const run = (earlyCrawls: boolean) => {
     const loop = recrawlPolicy(u, {
       estimator: 'mle',
-      schedule: 'periodic',
+      spacing: 'periodic',
       reoptimizeDays: 1,
       random: createRandom(13),
       earlyCrawls,
@@ -190,7 +190,7 @@ test('on rates that jump tenfold mid-run, mleAdaptive keeps up where the whole-h
     })
     const oracle = runPolicy(u, createPolicy('oracle-periodic', u, SMALL, []), { mode: 'fleet' }).freshness
     const f = (estimator: 'mle' | 'mleAdaptive') =>
-      runPolicy(u, recrawlPolicy(u, { estimator, schedule: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), {
+      runPolicy(u, recrawlPolicy(u, { estimator, spacing: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), {
         mode: 'fleet',
       }).freshness / oracle
     // Measured: zipf 0.964 → 0.983, equal 0.945 → 0.972 of the (time-averaged) oracle.
