@@ -19,7 +19,7 @@ import { emptyEstimatorState, encodeEstimatorState, estimateOf, stepEstimators }
 import { DEFAULT_SETTINGS, estimatorSettingsOf } from '../src/core/settings.ts'
 import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite } from '../src/store/pagesRepo.ts'
 import { insertObservations, type ObservationInsert } from '../src/store/observationsRepo.ts'
-import { readOptimizerState, readSettingsDocumentShared } from '../src/store/settingsRepo.ts'
+import { loadSettings, readOptimizerState } from '../src/store/settingsRepo.ts'
 import { withTransaction } from '../src/store/transaction.ts'
 import {
   argNumber,
@@ -211,7 +211,7 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
     const items = source.items(batch)
     const now = new Date()
     const inserted = await withTransaction(pool, async (client) => {
-      await readSettingsDocumentShared(client)
+      await loadSettings(client, 'share')
       await readOptimizerState(client)
       await insertMissingPages(
         client,

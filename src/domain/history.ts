@@ -28,12 +28,12 @@ import {
 } from '../math/updateDistribution.ts'
 import { listObservations, recentHistory, type ObservationRow } from '../store/observationsRepo.ts'
 import { getPageById } from '../store/pagesRepo.ts'
-import { readSettingsDocument } from '../store/settingsRepo.ts'
+import { loadSettings } from '../store/settingsRepo.ts'
 import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { isoTimestamp, readTimestamp, timestampSchema } from '../core/timestamps.ts'
 import { isPageId } from './pages.ts'
-import { estimatorSettingsOf, settingsFromStored } from '../core/settings.ts'
+import { estimatorSettingsOf } from '../core/settings.ts'
 import type { DomainDeps } from './deps.ts'
 
 /** History estimators read at most this many recent observations (bounded cost per request). */
@@ -255,7 +255,7 @@ export async function pageEstimates(
   const nowMs = deps.clock.nowMs()
   const page = isPageId(pageId) ? await getPageById(pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
-  const settings = settingsFromStored(await readSettingsDocument(pool))
+  const settings = await loadSettings(pool)
   const estimatorSettings = estimatorSettingsOf(settings)
   const state = decodeEstimatorState(page.estimatorState) ?? emptyEstimatorState()
   const online = currentEstimates(state, estimatorSettings)

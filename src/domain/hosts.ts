@@ -1,10 +1,9 @@
 import { z } from 'zod'
 import { deleteHost, getHost, listHosts, upsertHost, type HostRow } from '../store/hostsRepo.ts'
-import { readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { loadSettings } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from '../core/inputLimits.ts'
-import { settingsFromStored } from '../core/settings.ts'
 import { canonicalHostName, type UrlRules } from '../core/url.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
@@ -21,8 +20,7 @@ export function normalizeHostName(raw: string, rules: UrlRules, path = '/params/
 
 /** The canonical name of a host, under the URL rules read FOR SHARE: a change of the rules waits for this transaction. */
 async function canonicalHostIn(client: Queryable, rawHost: string): Promise<string> {
-  const settings = settingsFromStored(await readSettingsDocumentShared(client))
-  return normalizeHostName(rawHost, settings.urls)
+  return normalizeHostName(rawHost, (await loadSettings(client, 'share')).urls)
 }
 
 /** A PUT /v1/hosts/{host} body: both limits are replaced; an absent one is null. */

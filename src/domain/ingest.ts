@@ -23,7 +23,7 @@ import {
   type CrawledPageWrite,
   type PageRow,
 } from '../store/pagesRepo.ts'
-import { readOptimizerState, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import type { Clock } from './clock.ts'
@@ -45,9 +45,8 @@ import {
   type StepContext,
 } from '../core/pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'
-import { settingsFromStored } from '../core/settings.ts'
 import { parseTimestampMs } from '../core/timestamps.ts'
-import { assertUrlRulesUnchanged, readUrlRules } from './urlRules.ts'
+import { assertUrlRulesUnchanged } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
 export type { ObservationReport } from '../core/crawlReports.ts'
@@ -71,7 +70,10 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
   const nowMs = advanceSimulatedClock(deps.clock, items)
   const rejected: RejectedItem[] = []
   const byUrl = new Map<string, CheckedReport[]>()
-  const urlRules = await readUrlRules(deps.pool)
+  // Read once: the items are checked under these settings, and the transaction holds them (or refuses the
+  // batch when the URL rules changed in between).
+  const read = await loadSettingsVersion(deps.pool)
+  const urlRules = read.settings.urls
   for (let i = 0; i < items.length; i++) {
     const checked = checkReport(items[i]!, i, nowMs, urlRules)
     if ('reason' in checked) rejected.push(checked)
@@ -83,7 +85,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
   }
 
   const result = await withTransaction(deps.pool, async (client) => {
-    const settings = settingsFromStored(await readSettingsDocumentShared(client))
+    const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).

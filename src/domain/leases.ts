@@ -11,10 +11,10 @@ import {
   takeHandOutTokens,
   upcomingCrawls,
 } from '../store/leasesRepo.ts'
-import { readSettingsDocument } from '../store/settingsRepo.ts'
+import { loadSettings } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { releasedDueAtMs } from '../core/pageStep.ts'
-import { settingsFromStored, type Settings } from '../core/settings.ts'
+import type { Settings } from '../core/settings.ts'
 import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
@@ -112,7 +112,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   const now = new Date(nowMs)
   const leaseId = randomUUID()
   const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
-  const settings = settingsFromStored(await readSettingsDocument(deps.pool))
+  const settings = await loadSettings(deps.pool)
   const hosts = canonicalHosts(settings, request.hosts)
   const expiredReturned = await returnExpiredLeases(deps.pool, now, EXPIRED_BATCH)
   // Never more than the budget: a fleet-wide allowance that fills at budgetCrawlsPerDay.
@@ -263,7 +263,7 @@ export async function releaseLeasedPages(
     })
     await releasePages(client, released)
     // The pages were handed out but not crawled: their share of the budget goes back.
-    const settings = settingsFromStored(await readSettingsDocument(client))
+    const settings = await loadSettings(client)
     await returnHandOutTokens(client, released.length, handOutCapacity(settings))
     return { released: released.length, notHeld }
   })
@@ -300,11 +300,7 @@ export async function releaseLeaseEarly(
   const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
   // Handed out but not crawled: their share of the budget goes back.
-  await returnHandOutTokens(
-    deps.pool,
-    released,
-    handOutCapacity(settingsFromStored(await readSettingsDocument(deps.pool))),
-  )
+  await returnHandOutTokens(deps.pool, released, handOutCapacity(await loadSettings(deps.pool)))
   return { released }
 }
 

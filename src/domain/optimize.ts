@@ -15,12 +15,12 @@ import {
   writeRates,
   type OptimizerPageChunk,
 } from '../store/optimizerRepo.ts'
-import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { loadSettings, readOptimizerState } from '../store/settingsRepo.ts'
 import { transactionOn, withClient, withTransaction, type Queryable } from '../store/transaction.ts'
 import { ConflictError, UnprocessableError } from '../core/errors.ts'
 import { rateMoved, retimePage, stepContext, type PageStatus, type RetimeInput } from '../core/pageStep.ts'
 import { pageBounds } from '../core/crawlTiming.ts'
-import { settingsFromStored, type Settings } from '../core/settings.ts'
+import type { Settings } from '../core/settings.ts'
 import type { DomainDeps } from './deps.ts'
 
 export const optimizerRunSchema = z
@@ -161,10 +161,9 @@ async function solveAndWrite(
   startedMs: number,
   writeChunkPages: number,
 ): Promise<OptimizeResult> {
-  const storedSettings = await readSettingsDocument(client)
-  const settings = settingsFromStored(storedSettings)
+  const settings = await loadSettings(client)
   const caps = await hostCaps(client)
-  const cache = await loadColumns(client, deps.pool, settings, caps, JSON.stringify([storedSettings, [...caps]]))
+  const cache = await loadColumns(client, deps.pool, settings, caps, JSON.stringify([settings, [...caps]]))
   const { cols } = cache
   const previous = await readOptimizerState(client)
   const { n } = cols
@@ -200,7 +199,7 @@ async function solveAndWrite(
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
   /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
   const settingsUnchanged = async (q: Queryable) =>
-    JSON.stringify(await readSettingsDocumentShared(q)) === JSON.stringify(storedSettings)
+    JSON.stringify(await loadSettings(q, 'share')) === JSON.stringify(settings)
 
   let pagesRetimed = 0
   let superseded = false

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino'
-import { readSettingsDocument } from '../store/settingsRepo.ts'
+import { loadSettings } from '../store/settingsRepo.ts'
 import type { DomainDeps } from './deps.ts'
 import { runOptimizer, type OptimizeResult } from './optimize.ts'
-import { settingsFromStored } from '../core/settings.ts'
 import { MS_PER_SECOND } from '../math/units.ts'
 
 /** After a failed run (e.g. the database was unreachable), the next try comes this soon at the latest. */
@@ -39,7 +38,7 @@ export function startOptimizerLoop(
   const tick = async () => {
     let nextSeconds: number
     try {
-      intervalSeconds = settingsFromStored(await readSettingsDocument(deps.pool)).reoptimizeSeconds
+      intervalSeconds = (await loadSettings(deps.pool)).reoptimizeSeconds
       nextSeconds = intervalSeconds
       const result = await runOptimizer(deps, { trigger: 'periodic', wait: false })
       if (result) hooks.onOptimized?.(result)

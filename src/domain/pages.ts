@@ -10,18 +10,18 @@ import {
   type PageRow,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
-import { readOptimizerState, readSettingsDocument, readSettingsDocumentShared } from '../store/settingsRepo.ts'
+import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
 import { pageStateOf } from './pageRows.ts'
 import { PAGE_STATUSES, registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
 import { expectedPageFreshness, scheduledCrawlAt } from '../core/crawlTiming.ts'
-import { estimatorNameSchema, estimatorSettingsOf, settingsFromStored, type Settings } from '../core/settings.ts'
+import { estimatorNameSchema, estimatorSettingsOf, type Settings } from '../core/settings.ts'
 import { importanceSchema, MAX_IMPORTANCE, MIN_POSITIVE_IMPORTANCE, rateSchema } from '../core/inputLimits.ts'
 import { isoTimestampOrNull, timestampSchema } from '../core/timestamps.ts'
 import { normalizeHostName } from './hosts.ts'
 import { canonicalUrl } from '../core/url.ts'
-import { assertUrlRulesUnchanged, readUrlRules } from './urlRules.ts'
+import { assertUrlRulesUnchanged } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
 const nullableTimestamp = timestampSchema.nullable().describe('RFC 3339 timestamp, or null.')
@@ -194,7 +194,8 @@ export async function putPages(
   const problems: FieldProblem[] = []
   const upserts: PageUpsert[] = []
   const firstIndexOf = new Map<string, number>()
-  const urlRules = await readUrlRules(deps.pool)
+  const read = await loadSettingsVersion(deps.pool)
+  const urlRules = read.settings.urls
   pages.forEach((page, index) => {
     const canonical = canonicalUrl(page.url, urlRules)
     if ('error' in canonical) {
@@ -229,7 +230,7 @@ export async function putPages(
 
   const nowMs = deps.clock.nowMs()
   return withTransaction(deps.pool, async (client) => {
-    const settings = settingsFromStored(await readSettingsDocumentShared(client))
+    const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     const written = await upsertPages(client, upserts, new Date(nowMs))
@@ -248,10 +249,6 @@ export async function putPages(
   })
 }
 
-async function currentSettings(q: Queryable): Promise<Settings> {
-  return settingsFromStored(await readSettingsDocument(q))
-}
-
 const MAX_PAGE_ID = 9_223_372_036_854_775_807n
 
 /** Whether a string can be a page id (a positive bigint). Ids are opaque to clients: anything else names no page (404). */
@@ -262,12 +259,12 @@ export function isPageId(id: string): boolean {
 export async function getPage(deps: Pick<DomainDeps, 'pool'>, id: string): Promise<PageView> {
   const row = isPageId(id) ? await getPageById(deps.pool, id) : null
   if (!row) throw new NotFoundError(`no page with id ${id}`)
-  return toPageView(row, await currentSettings(deps.pool))
+  return toPageView(row, await loadSettings(deps.pool))
 }
 
 /** The page of any spelling of its URL: the lookup is by the canonical form under the URL rules in force. */
 export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: string): Promise<PageView> {
-  const settings = await currentSettings(deps.pool)
+  const settings = await loadSettings(deps.pool)
   const canonical = canonicalUrl(rawUrl, settings.urls)
   if ('error' in canonical)
     throw new InvalidInputError(canonical.error, [{ path: '/querystring/url', message: canonical.error }])
@@ -291,7 +288,7 @@ export async function listPageViews(
     }
     afterId = options.cursor
   }
-  const settings = await currentSettings(deps.pool)
+  const settings = await loadSettings(deps.pool)
   const host = options.host === null ? null : normalizeHostName(options.host, settings.urls, '/querystring/host')
   const rows = await listPages(deps.pool, { host, afterId, limit: options.limit + 1 })
   const more = rows.length > options.limit

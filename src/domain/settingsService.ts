@@ -1,25 +1,14 @@
-import {
-  lockSettingsDocument,
-  readOptimizerState,
-  readSettingsDocument,
-  writeSettingsDocument,
-} from '../store/settingsRepo.ts'
+import { loadSettings, readOptimizerState, writeSettingsDocument } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { InvalidInputError } from '../core/errors.ts'
 import { retimeAllPages } from './pages.ts'
 import { stepContext } from '../core/pageStep.ts'
-import {
-  mergeSettings,
-  settingsFromStored,
-  settingsSchema,
-  type Settings,
-  type SettingsPatch,
-} from '../core/settings.ts'
+import { mergeSettings, settingsSchema, type Settings, type SettingsPatch } from '../core/settings.ts'
 import { applyUrlRules } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
 export async function getSettings(deps: Pick<DomainDeps, 'pool'>): Promise<Settings> {
-  return settingsFromStored(await readSettingsDocument(deps.pool))
+  return loadSettings(deps.pool)
 }
 
 /** Settings whose change alters some page's estimate, rate or due time. */
@@ -46,7 +35,7 @@ export async function patchSettings(
   patch: SettingsPatch,
 ): Promise<{ settings: Settings; pagesRescheduled: number; pagesRenamed: number; hostsRenamed: number }> {
   return withTransaction(deps.pool, async (client) => {
-    const current = settingsFromStored(await lockSettingsDocument(client))
+    const current = await loadSettings(client, 'update')
     const parsed = settingsSchema.safeParse(mergeSettings(current, patch))
     if (!parsed.success) {
       const errors = parsed.error.issues.map((i) => ({ path: ['/body', ...i.path].join('/'), message: i.message }))

@@ -1,22 +1,14 @@
-import { readSettingsDocument } from '../store/settingsRepo.ts'
 import type { Queryable } from '../store/transaction.ts'
 import { lockHostNames, pagesWithUrls, pageUrlsAfter, renameHosts, renamePages } from '../store/urlsRepo.ts'
 import { ConflictError, UnprocessableError } from '../core/errors.ts'
-import { settingsFromStored } from '../core/settings.ts'
 import { canonicalHostName, canonicalUrl, type UrlRules } from '../core/url.ts'
 
 /**
- * The URL rules in force (settings `urls`, docs/api.md "Conventions"). Every stored page URL and host limit
- * name is canonical under them: a change of the rules renames what they name differently (applyUrlRules),
- * in the transaction that stores the change.
- */
-export async function readUrlRules(q: Queryable): Promise<UrlRules> {
-  return settingsFromStored(await readSettingsDocument(q)).urls
-}
-
-/**
- * A batch canonicalised before its transaction must be written under the same rules: when they changed
- * in between (the change renamed stored pages), the batch is refused whole and can be sent again.
+ * The URL rules (settings `urls`, docs/api.md "Conventions"): every stored page URL and host limit name is
+ * canonical under them; a change of the rules renames what they name differently (applyUrlRules), in the
+ * transaction that stores the change. A batch canonicalised before its transaction must be written under
+ * the same rules: when they changed in between (the change renamed stored pages), the batch is refused
+ * whole and can be sent again.
  */
 export function assertUrlRulesUnchanged(used: UrlRules, current: UrlRules): void {
   if (JSON.stringify(used) !== JSON.stringify(current)) {

@@ -11,9 +11,9 @@ import {
   SECONDS_PER_HOUR,
   SECONDS_PER_MINUTE,
 } from '../math/units.ts'
-import { crawlSpacingSchema, settingsFromStored } from '../core/settings.ts'
+import { crawlSpacingSchema } from '../core/settings.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
-import { readOptimizerState, readSettingsDocument } from '../store/settingsRepo.ts'
+import { loadSettings, readOptimizerState } from '../store/settingsRepo.ts'
 import {
   insertStatsSample,
   readCrawlActivity,
@@ -279,7 +279,7 @@ export function createStats(deps: StatsDeps): Stats {
 
   const snapshot = cached(deps.cacheMs, async (): Promise<StatsSnapshot> => {
     const nowMs = deps.clock.nowMs()
-    const settings = settingsFromStored(await readSettingsDocument(deps.pool))
+    const settings = await loadSettings(deps.pool)
     const row = await readStatsSnapshot(deps.pool, {
       now: new Date(nowMs),
       spacing: settings.schedule,

@@ -1,24 +1,52 @@
+import { settingsFromStored, type Settings } from '../core/settings.ts'
 import type { Queryable } from './transaction.ts'
 
-/** The stored settings document ({} until the first change: defaults apply). */
-export async function readSettingsDocument(q: Queryable): Promise<unknown> {
-  const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id')
-  return rows[0]?.value ?? {}
+/**
+ * How a transaction holds the settings row it reads. `share`: writers of page state (ingest, a registration,
+ * the optimiser's write-back, host limits) hold it until they commit, so that a settings change, which takes it
+ * `update`, never interleaves with them; two changes apply one after the other. Without a lock: a plain read.
+ */
+type SettingsLock = 'share' | 'update'
+
+const SETTINGS_SQL = {
+  none: 'SELECT value, xmin::text AS version FROM settings WHERE id',
+  share: 'SELECT value, xmin::text AS version FROM settings WHERE id FOR SHARE',
+  update: 'SELECT value, xmin::text AS version FROM settings WHERE id FOR UPDATE',
+} as const
+
+/** The settings as read, with the version of the row they were read from (for holdSettings). */
+interface LoadedSettings {
+  settings: Settings
+  version: string | null
 }
 
 /**
- * Reads the settings FOR SHARE: writers of page state (ingest, optimiser) hold it until they commit,
- * so a settings change (which takes it FOR UPDATE) never interleaves with them.
+ * The one way to read the settings: the stored document ({} until the first change) parsed with the
+ * defaults filled in (core/settings.ts, settingsFromStored), under the lock the caller needs.
  */
-export async function readSettingsDocumentShared(q: Queryable): Promise<unknown> {
-  const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id FOR SHARE')
-  return rows[0]?.value ?? {}
+export async function loadSettings(q: Queryable, lock?: SettingsLock): Promise<Settings> {
+  return (await loadSettingsVersion(q, lock)).settings
 }
 
-/** Reads the settings row FOR UPDATE, so two concurrent changes apply one after the other. */
-export async function lockSettingsDocument(q: Queryable): Promise<unknown> {
-  const { rows } = await q.query<{ value: unknown }>('SELECT value FROM settings WHERE id FOR UPDATE')
-  return rows[0]?.value ?? {}
+/** loadSettings, with the row's version: for a request that checks its input before its transaction. */
+export async function loadSettingsVersion(q: Queryable, lock?: SettingsLock): Promise<LoadedSettings> {
+  const { rows } = await q.query<{ value: unknown; version: string }>(SETTINGS_SQL[lock ?? 'none'])
+  return { settings: settingsFromStored(rows[0]?.value ?? {}), version: rows[0]?.version ?? null }
+}
+
+/**
+ * Inside a transaction: holds the settings row FOR SHARE and returns the settings in force. Settings read
+ * before the transaction (loadSettingsVersion) are returned as they are when the row has not changed since,
+ * so a request reads and parses them once; otherwise the new document is parsed.
+ */
+export async function holdSettings(q: Queryable, read: LoadedSettings): Promise<Settings> {
+  const { rows } = await q.query<{ unchanged: boolean | null; value: unknown }>({
+    name: 'settings-hold',
+    text: `SELECT xmin::text = $1::text AS unchanged, CASE WHEN xmin::text = $1::text THEN NULL ELSE value END AS value
+           FROM settings WHERE id FOR SHARE`,
+    values: [read.version],
+  })
+  return rows[0]?.unchanged === true ? read.settings : settingsFromStored(rows[0]?.value ?? {})
 }
 
 export async function writeSettingsDocument(q: Queryable, value: unknown): Promise<void> {
