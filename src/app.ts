@@ -30,6 +30,7 @@ import { leasesRoutes } from './http/routes/leases.ts'
 import { optimizerRoutes } from './http/routes/optimizer.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
 import { MS_PER_MINUTE, MS_PER_SECOND } from './math/units.ts'
+import { DEFAULT_HTTP_TIMEOUTS } from './config.ts'
 
 export interface AppDeps {
   pool: pg.Pool
@@ -64,11 +65,6 @@ interface HttpTimeouts {
   keepAliveMs: number
 }
 
-export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 }
-
-/** Defaults of MAX_BATCH_ITEMS and BODY_LIMIT_BYTES (src/config.ts), for callers without a configuration. */
-export const DEFAULT_MAX_BATCH_ITEMS = 5000
-export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024
 /** Lifetime of cached API key lookups when AppDeps.authCacheMs is not given. */
 const DEFAULT_AUTH_CACHE_MS = 10_000
 

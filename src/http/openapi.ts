@@ -1,4 +1,5 @@
-import { buildApp, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_MAX_BATCH_ITEMS } from '../app.ts'
+import { buildApp } from '../app.ts'
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_MAX_BATCH_ITEMS } from '../config.ts'
 import { manualClock, simulatedClock } from '../domain/clock.ts'
 import { createRandom } from '../math/random.ts'
 import type pg from 'pg'

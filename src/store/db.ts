@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import type { Logger } from 'pino'
 import { claimDirectory, guardPGlite, type OwnerPurpose } from './embedded.ts'
 import { postgresListener } from './notifications.ts'
+import { DEFAULT_DATABASE_TIMEOUTS } from '../config.ts'
 
 /**
  * The database handle used by every repository: a node-postgres pool, whatever is behind it.
@@ -39,14 +40,6 @@ export interface DatabaseTimeouts {
   lockMs: number
   /** Postgres idle_in_transaction_session_timeout. */
   idleInTransactionMs: number
-}
-
-/** The configuration's defaults (src/config.ts), for callers without a configuration (tests, tools). */
-export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
-  connectMs: 5_000,
-  statementMs: 30_000,
-  lockMs: 10_000,
-  idleInTransactionMs: 60_000,
 }
 
 interface OpenDatabaseOptions {
