@@ -34,7 +34,8 @@ import {
   type ObservationReport,
   type RejectedItem,
 } from '../core/crawlReports.ts'
-import { handOutBudget, leaseMismatch } from './leases.ts'
+import { leaseMismatch } from './leases.ts'
+import { allowanceLeft, handOutAllowance } from '../core/handOut.ts'
 import {
   applyCrawl,
   replayHistory,
@@ -89,7 +90,8 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
-    ctx.catchUpLateness = (await availableHandOutTokens(client, handOutBudget(settings, new Date(nowMs)))) >= 1
+    const allowance = { now: new Date(nowMs), ...handOutAllowance(settings) }
+    ctx.catchUpLateness = allowanceLeft(await availableHandOutTokens(client, allowance))
     const batch = new BatchResult()
     if (settings.registerUnknownPages) {
       batch.pagesRegistered = await insertMissingPages(

@@ -19,7 +19,13 @@ import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
 import { timestampSchema } from '../core/timestamps.ts'
-import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
+import {
+  EARLY_HAND_OUT_SHARE_OF_PERIOD,
+  earlyHandOutLimit,
+  earlyHandOutUntilMs,
+  handOutAllowance,
+} from '../core/handOut.ts'
+import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
 export const leaseRequestSchema = z
@@ -104,8 +110,9 @@ const EXPIRED_BATCH = 1000
  * the pool, then one claim statement (store/leasesRepo.ts) takes the most overdue pages, higher importance
  * first when tied; rows are locked with SKIP LOCKED, so concurrent callers never get the same page; a host
  * with `minDelaySeconds` gets at most one page per call and per delay (its politeness row is locked and
- * moved forward in the same statement). With allowance left beyond the reserve, a second claim hands out
- * the pages due next (early hand-outs, docs/api.md "Schedule").
+ * moved forward in the same statement). How many pages it may hand out, and which early, is the hand-out
+ * policy of core/handOut.ts: with allowance left beyond the reserve, a second claim hands out the pages due
+ * next (early hand-outs, docs/api.md "Schedule").
  */
 export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, request: LeaseRequest): Promise<LeaseGrant> {
   const nowMs = deps.clock.nowMs()
@@ -115,24 +122,18 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   const settings = await loadSettings(deps.pool)
   const hosts = canonicalHosts(settings, request.hosts)
   const expiredReturned = await returnExpiredLeases(deps.pool, now, EXPIRED_BATCH)
-  // Never more than the budget: a fleet-wide allowance that fills at budgetCrawlsPerDay.
-  const budget = handOutBudget(settings, now)
-  const { taken, available } = await takeHandOutTokens(deps.pool, { ...budget, wanted: request.limit })
+  // Never more than the budget (core/handOut.ts): a fleet-wide allowance that fills at budgetCrawlsPerDay.
+  const allowance = handOutAllowance(settings)
+  const { taken, available } = await takeHandOutTokens(deps.pool, { now, ...allowance, wanted: request.limit })
   const claim = { now, hosts, leaseId, worker: request.worker, expiresAt }
   const pages = taken < 1 ? [] : await claimDuePages(deps.pool, { ...claim, limit: taken })
-  // Due pages leave allowance unused: the pages due next go out early, keeping a reserve for pages that fall
-  // due (a probe's short interval must not wait for the allowance to refill), so the total rate stays even.
-  const earlyLimit = Math.min(taken - pages.length, Math.floor(available - pages.length - budget.reserve))
+  // Due pages leave allowance unused: the pages due next go out early, keeping the reserve.
+  const earlyLimit = earlyHandOutLimit({ taken, available, duePages: pages.length, reserve: allowance.reserve })
   if (earlyLimit >= 1) {
-    pages.push(
-      ...(await claimDuePages(deps.pool, {
-        ...claim,
-        limit: earlyLimit,
-        earlyUntil: new Date(nowMs + EARLY_HORIZON_DAYS * MS_PER_DAY),
-      })),
-    )
+    const early = { until: new Date(earlyHandOutUntilMs(nowMs)), shareOfPeriod: EARLY_HAND_OUT_SHARE_OF_PERIOD }
+    pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
-  await returnHandOutTokens(deps.pool, taken - pages.length, budget.capacity)
+  await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)
   return {
     leaseId,
     expiresAt: expiresAt.toISOString(),
@@ -264,32 +265,9 @@ export async function releaseLeasedPages(
     await releasePages(client, released)
     // The pages were handed out but not crawled: their share of the budget goes back.
     const settings = await loadSettings(client)
-    await returnHandOutTokens(client, released.length, handOutCapacity(settings))
+    await returnHandOutTokens(client, released.length, handOutAllowance(settings).capacity)
     return { released: released.length, notHeld }
   })
-}
-
-/** How many crawls leases may hand out at once: handOutBurstHours of the budget (at least one). */
-function handOutCapacity(settings: Settings): number {
-  return Math.max(1, (settings.budgetCrawlsPerDay * settings.handOutBurstHours) / HOURS_PER_DAY)
-}
-
-/**
- * The allowance early hand-outs leave for pages that fall due: a few minutes of the budget, at least one crawl.
- * It bounds how far one hour's hand-outs can stray from the budget's hourly share (10 % is six minutes).
- */
-const RESERVE_MINUTES = 3
-/** Early hand-outs take pages due within this long. */
-const EARLY_HORIZON_DAYS = 1
-
-/** The fleet-wide hand-out allowance as leases see it: it starts at the reserve, not full, so a new fleet gets no burst. */
-export function handOutBudget(
-  settings: Settings,
-  now: Date,
-): { now: Date; perDay: number; capacity: number; initial: number; reserve: number } {
-  const capacity = handOutCapacity(settings)
-  const reserve = Math.min(capacity, Math.max(1, (settings.budgetCrawlsPerDay * RESERVE_MINUTES) / MINUTES_PER_DAY))
-  return { now, perDay: settings.budgetCrawlsPerDay, capacity, initial: reserve, reserve }
 }
 
 /** Releases a lease early: its pages return to the pool at once. */
@@ -300,7 +278,7 @@ export async function releaseLeaseEarly(
   const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
   // Handed out but not crawled: their share of the budget goes back.
-  await returnHandOutTokens(deps.pool, released, handOutCapacity(await loadSettings(deps.pool)))
+  await returnHandOutTokens(deps.pool, released, handOutAllowance(await loadSettings(deps.pool)).capacity)
   return { released }
 }
 

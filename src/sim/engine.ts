@@ -9,11 +9,13 @@
  * - `fleet`: a crawler fleet that completes R crawls per day: each crawl occupies it for 1/R days,
  *   and when free it crawls the most overdue due page (as the service's leases hand them out), or, when
  *   none is due, the page due next once it is within half its interval of its due time (the service's
- *   early hand-outs; the service picks among all such pages, this fleet looks at the next one only).
+ *   early hand-outs, src/core/handOut.ts; the service picks among all such pages, this fleet looks at the
+ *   next one only).
  *   Crawls can never exceed R × horizon. Needed by policies
  *   without a budget of their own (Nutch); the benchmark runs every policy this way by default.
  */
 import { median } from '../math/numbers.ts'
+import { earlyHandOutFrom } from '../core/handOut.ts'
 import { DueQueue } from './dueQueue.ts'
 import type { Universe } from './universe.ts'
 
@@ -224,10 +226,10 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
     const due = queue.peekDueDays()
     let t = due > free ? due : free
     if (fleet && due > free && due < Number.POSITIVE_INFINITY) {
-      // Early hand-out, as the service's leases: a free fleet takes the page due next once it is within half
-      // its interval of its due time (a page never crawled at once), so the budget is not left idle.
+      // Early hand-out, as the service's leases (core/handOut.ts): a free fleet takes the page due next once it
+      // is within half its interval of its due time (a page never crawled at once), so the budget is not left idle.
       const last = tracker.lastCrawlDays(queue.peek())
-      const eligible = last === null ? free : 0.5 * (last + due)
+      const eligible = last === null ? free : earlyHandOutFrom(last, due)
       t = eligible > free ? (eligible < due ? eligible : due) : free
     }
     if (t < clock) t = clock

@@ -11,11 +11,11 @@ interface ClaimOptions {
   worker: string
   expiresAt: Date
   /**
-   * Also hand out pages due up to this time (after `now`): an early hand-out, which spends budget the due
-   * pages leave unused. Only active, non-noisy pages due within half their period qualify.
-   * Absent: only due pages.
+   * Also hand out pages due up to `until` (after `now`): an early hand-out, which spends budget the due
+   * pages leave unused. Only active, non-noisy pages whose due time is at most `shareOfPeriod` of their
+   * period away qualify (the hand-out policy, core/handOut.ts). Absent: only due pages.
    */
-  earlyUntil?: Date
+  early?: { until: Date; shareOfPeriod: number }
 }
 
 interface TakenPage {
@@ -73,13 +73,14 @@ export async function returnExpiredLeases(q: Queryable, now: Date, batch: number
  */
 function claimSql(byHost: boolean): string {
   // $6 is the latest due time handed out ($1 = now, or later for an early hand-out), $7 whether this is an
-  // early hand-out; with a host filter the hosts are $8.
-  const only = (column: string) => (byHost ? `AND ${column} = ANY($8::text[])` : '')
-  // A page handed out before its due time: active, not noisy (its crawl state, in pages), and due within half
-  // its period (a page without a rate yet, never crawled, any time).
+  // early hand-out, $8 the share of its period a page may go out before its due time; with a host filter
+  // the hosts are $9.
+  const only = (column: string) => (byHost ? `AND ${column} = ANY($9::text[])` : '')
+  // A page handed out before its due time: active, not noisy (its crawl state, in pages), and due within the
+  // share of its period (a page without a rate yet, never crawled, any time).
   const earlyOk = (s: string) =>
     `(NOT $7::boolean OR ((${s}.crawls_per_day IS NULL OR ` +
-    `(${s}.crawls_per_day > 0 AND ${s}.next_crawl_at - $1::timestamptz <= interval '1 day' * (0.5 / ${s}.crawls_per_day))) ` +
+    `(${s}.crawls_per_day > 0 AND ${s}.next_crawl_at - $1::timestamptz <= interval '1 day' * ($8::float8 / ${s}.crawls_per_day))) ` +
     `AND EXISTS (SELECT 1 FROM pages e WHERE e.id = ${s}.page_id AND e.status = 'active' AND NOT e.noisy)))`
   return `
 WITH polite_hosts AS MATERIALIZED (
@@ -157,15 +158,16 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
   const { limit } = options
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
-  const early = options.earlyUntil !== undefined && options.earlyUntil > options.now
+  const early = options.early !== undefined && options.early.until > options.now ? options.early : null
   const values: unknown[] = [
     options.now,
     options.leaseId,
     options.worker,
     options.expiresAt,
     limit,
-    early ? options.earlyUntil : options.now,
-    early,
+    early ? early.until : options.now,
+    early !== null,
+    early ? early.shareOfPeriod : 0,
   ]
   const query =
     options.hosts === null
@@ -175,12 +177,21 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
   return rows
 }
 
-/** The fleet-wide hand-out allowance (lease_budget): fills at `perDay` tokens per day, holds at most `capacity`, starts at `initial`. */
+/**
+ * The fleet-wide hand-out allowance (lease_budget), a token bucket: it fills at `perDay` tokens per day, holds at
+ * most `capacity`, and a new one holds `initial`. The numbers are the hand-out policy's (core/handOut.ts).
+ */
 interface HandOutBudget {
   now: Date
   perDay: number
   capacity: number
   initial: number
+}
+
+/** The tokens of lease_budget at `now`: refilled at `perDay` since updated_at, at most `capacity`; `initial` when new. */
+function availableTokensSql(p: { now: string; perDay: string; capacity: string; initial: string }): string {
+  return `least(${p.capacity}::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN ${p.initial}::float8
+            ELSE tokens + ${p.perDay}::float8 * greatest(0, extract(epoch FROM (${p.now}::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END)`
 }
 
 /**
@@ -191,36 +202,27 @@ export async function takeHandOutTokens(
   q: Queryable,
   options: HandOutBudget & { wanted: number },
 ): Promise<{ taken: number; available: number }> {
+  const available = availableTokensSql({ now: '$1', perDay: '$3', capacity: '$4', initial: '$5' })
   const { rows } = await q.query<{ taken: number; available: number }>({
     name: 'lease-budget-take',
     text: `UPDATE lease_budget b SET tokens = a.available - least($2::float8, floor(a.available)), updated_at = $1
-           FROM (SELECT least($4::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $5::float8
-                   ELSE tokens + $3::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
-                 FROM lease_budget WHERE id FOR UPDATE) a
+           FROM (SELECT ${available} AS available FROM lease_budget WHERE id FOR UPDATE) a
            WHERE b.id
            RETURNING least($2::float8, floor(a.available))::float8 AS taken, a.available::float8 AS available`,
-    values: [
-      options.now,
-      options.wanted,
-      options.perDay,
-      options.capacity,
-      Math.min(options.initial, options.capacity),
-    ],
+    values: [options.now, options.wanted, options.perDay, options.capacity, options.initial],
   })
   return rows[0] ?? { taken: 0, available: 0 }
 }
 
 /** The hand-out allowance available now (as takeHandOutTokens would see it), without taking any. */
 export async function availableHandOutTokens(q: Queryable, options: HandOutBudget): Promise<number> {
-  const initial = Math.min(options.initial, options.capacity)
+  const available = availableTokensSql({ now: '$1', perDay: '$2', capacity: '$3', initial: '$4' })
   const { rows } = await q.query<{ available: number }>({
     name: 'lease-budget-read',
-    text: `SELECT least($3::float8, CASE WHEN tokens IS NULL OR updated_at IS NULL THEN $4::float8
-             ELSE tokens + $2::float8 * greatest(0, extract(epoch FROM ($1::timestamptz - updated_at))) / ${SECONDS_PER_DAY} END) AS available
-           FROM lease_budget WHERE id`,
-    values: [options.now, options.perDay, options.capacity, initial],
+    text: `SELECT ${available} AS available FROM lease_budget WHERE id`,
+    values: [options.now, options.perDay, options.capacity, options.initial],
   })
-  return rows[0]?.available ?? initial
+  return rows[0]?.available ?? Math.min(options.initial, options.capacity)
 }
 
 /** Gives back tokens a lease took but did not use. */

@@ -1,0 +1,83 @@
+import type { Settings } from './settings.ts'
+import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
+
+/**
+ * The hand-out policy (docs/api.md "Schedule"): how many pages leases may hand out, and which pages may
+ * go out before they are due. Stated here once; leases (domain/leases.ts, whose claim and allowance
+ * statements in store/leasesRepo.ts take these numbers as bound parameters), ingest and the simulator's
+ * fleet use it.
+ *
+ * - The allowance: a fleet-wide token bucket that fills at the budget (budgetCrawlsPerDay tokens a day)
+ *   and holds at most handOutBurstHours of it (at least one crawl). Every page handed out takes a token,
+ *   and a page given back uncrawled returns it. A new allowance holds the reserve, not its capacity, so a
+ *   new fleet gets no burst.
+ * - Early hand-outs: when the due pages leave tokens unused, the pages due next go out early, but never
+ *   the reserve (RESERVE_MINUTES of the budget, at least one crawl): pages that fall due, a probe's short
+ *   interval among them, must not wait for the allowance to refill. Only active, non-noisy pages due within
+ *   EARLY_HAND_OUT_HORIZON_DAYS qualify, each from EARLY_HAND_OUT_SHARE_OF_PERIOD of its period before its
+ *   due time on (a page without a rate yet, at any time), so the total rate stays even and no page is
+ *   crawled twice within half its period.
+ * - While the allowance holds a whole token, the fleet lags its own polling, not the budget: a crawl made
+ *   late then keeps its page's phase (pageStep.ts, StepContext.catchUpLateness).
+ */
+
+/** The reserve, in minutes of the budget: it bounds how far one hour's hand-outs can stray from the budget's hourly share (10 % is six minutes). */
+const RESERVE_MINUTES = 3
+/** Early hand-outs take pages due within this long. */
+const EARLY_HAND_OUT_HORIZON_DAYS = 1
+/** A page may go out early once its due time is at most this share of its period away. */
+export const EARLY_HAND_OUT_SHARE_OF_PERIOD = 0.5
+
+/** The allowance's parameters under the settings. */
+interface HandOutAllowance {
+  /** Tokens added per day: the budget. */
+  perDay: number
+  /** The most tokens it holds. */
+  capacity: number
+  /** What a new allowance holds: the reserve. */
+  initial: number
+  /** What early hand-outs leave for pages that fall due (at most the capacity). */
+  reserve: number
+}
+
+export function handOutAllowance(
+  settings: Pick<Settings, 'budgetCrawlsPerDay' | 'handOutBurstHours'>,
+): HandOutAllowance {
+  const perDay = settings.budgetCrawlsPerDay
+  const capacity = Math.max(1, (perDay * settings.handOutBurstHours) / HOURS_PER_DAY)
+  const reserve = Math.min(capacity, Math.max(1, (perDay * RESERVE_MINUTES) / MINUTES_PER_DAY))
+  return { perDay, capacity, initial: reserve, reserve }
+}
+
+/**
+ * How many pages a lease may still hand out early: of the `taken` tokens, those the due pages left unused,
+ * and no more than the allowance (`available` before the lease) holds beyond the due pages and the reserve.
+ */
+export function earlyHandOutLimit(options: {
+  taken: number
+  available: number
+  duePages: number
+  reserve: number
+}): number {
+  const { taken, available, duePages, reserve } = options
+  return Math.min(taken - duePages, Math.floor(available - duePages - reserve))
+}
+
+/** The latest due time an early hand-out at `nowMs` may take. */
+export function earlyHandOutUntilMs(nowMs: number): number {
+  return nowMs + EARLY_HAND_OUT_HORIZON_DAYS * MS_PER_DAY
+}
+
+/**
+ * When a page may go out early: EARLY_HAND_OUT_SHARE_OF_PERIOD of its period before its due time, the
+ * period running from `periodStart` to `dueAt` (any one unit of time). The claim statement applies the same
+ * rule with the period 1/ρ; the simulator's fleet, which knows no rates, with the page's last crawl.
+ */
+export function earlyHandOutFrom(periodStart: number, dueAt: number): number {
+  return (1 - EARLY_HAND_OUT_SHARE_OF_PERIOD) * dueAt + EARLY_HAND_OUT_SHARE_OF_PERIOD * periodStart
+}
+
+/** Whether the allowance holds a whole token: leases are not held back by the budget. */
+export function allowanceLeft(availableTokens: number): boolean {
+  return availableTokens >= 1
+}
