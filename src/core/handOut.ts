@@ -26,7 +26,7 @@ const RESERVE_MINUTES = 3
 /** Early hand-outs take pages due within this long. */
 const EARLY_HAND_OUT_HORIZON_DAYS = 1
 /** A page may go out early once its due time is at most this share of its period away. */
-export const EARLY_HAND_OUT_SHARE_OF_PERIOD = 0.5
+const EARLY_HAND_OUT_SHARE_OF_PERIOD = 0.5
 
 /** The allowance's parameters under the settings. */
 interface HandOutAllowance {
@@ -63,9 +63,12 @@ export function earlyHandOutLimit(options: {
   return Math.min(taken - duePages, Math.floor(available - duePages - reserve))
 }
 
-/** The latest due time an early hand-out at `nowMs` may take. */
-export function earlyHandOutUntilMs(nowMs: number): number {
-  return nowMs + EARLY_HAND_OUT_HORIZON_DAYS * MS_PER_DAY
+/**
+ * Which pages an early hand-out at `nowMs` may take: due up to `untilMs`, and at most `shareOfPeriod` of their
+ * period 1/ρ before their due time (the claim statement applies it per page).
+ */
+export function earlyHandOutWindow(nowMs: number): { untilMs: number; shareOfPeriod: number } {
+  return { untilMs: nowMs + EARLY_HAND_OUT_HORIZON_DAYS * MS_PER_DAY, shareOfPeriod: EARLY_HAND_OUT_SHARE_OF_PERIOD }
 }
 
 /**

@@ -19,12 +19,7 @@ import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
 import { timestampSchema } from '../core/timestamps.ts'
-import {
-  EARLY_HAND_OUT_SHARE_OF_PERIOD,
-  earlyHandOutLimit,
-  earlyHandOutUntilMs,
-  handOutAllowance,
-} from '../core/handOut.ts'
+import { earlyHandOutLimit, earlyHandOutWindow, handOutAllowance } from '../core/handOut.ts'
 import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -130,7 +125,8 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   // Due pages leave allowance unused: the pages due next go out early, keeping the reserve.
   const earlyLimit = earlyHandOutLimit({ taken, available, duePages: pages.length, reserve: allowance.reserve })
   if (earlyLimit >= 1) {
-    const early = { until: new Date(earlyHandOutUntilMs(nowMs)), shareOfPeriod: EARLY_HAND_OUT_SHARE_OF_PERIOD }
+    const window = earlyHandOutWindow(nowMs)
+    const early = { until: new Date(window.untilMs), shareOfPeriod: window.shareOfPeriod }
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)

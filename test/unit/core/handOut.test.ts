@@ -1,0 +1,65 @@
+/**
+ * The hand-out policy (src/core/handOut.ts) against the numbers docs/api.md "Schedule" states: the allowance
+ * fills at the budget and holds handOutBurstHours of it, starts at the reserve of three minutes of the budget
+ * (at least one crawl), and early hand-outs leave the reserve and take pages from half their period before
+ * their due time, within a day.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  allowanceLeft,
+  earlyHandOutFrom,
+  earlyHandOutLimit,
+  earlyHandOutWindow,
+  handOutAllowance,
+} from '../../../src/core/handOut.ts'
+import { createRandom } from '../../../src/math/random.ts'
+import { MS_PER_DAY } from '../../../src/math/units.ts'
+
+test('the allowance fills at the budget, holds handOutBurstHours of it, and starts at three minutes of it', () => {
+  assert.deepEqual(handOutAllowance({ budgetCrawlsPerDay: 48_000, handOutBurstHours: 2 }), {
+    perDay: 48_000,
+    capacity: 4_000,
+    initial: 100,
+    reserve: 100,
+  })
+  // A small budget: at least one crawl of each, and the reserve never above the capacity.
+  assert.deepEqual(handOutAllowance({ budgetCrawlsPerDay: 48, handOutBurstHours: 2 }), {
+    perDay: 48,
+    capacity: 4,
+    initial: 1,
+    reserve: 1,
+  })
+  assert.deepEqual(handOutAllowance({ budgetCrawlsPerDay: 1, handOutBurstHours: 0.01 }), {
+    perDay: 1,
+    capacity: 1,
+    initial: 1,
+    reserve: 1,
+  })
+  assert.equal(handOutAllowance({ budgetCrawlsPerDay: 10_000, handOutBurstHours: 0.01 }).reserve, 10_000 / 2400)
+})
+
+test('early hand-outs take what the due pages left of the tokens taken, and never the reserve', () => {
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10 }), 70)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 30, reserve: 10 }), 60)
+  assert.equal(earlyHandOutLimit({ taken: 40, available: 40.9, duePages: 30, reserve: 10 }), 0)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 100, reserve: 10 }), -10)
+})
+
+test('an early hand-out takes pages due within a day, from half their period before their due time', () => {
+  const nowMs = Date.UTC(2026, 0, 1)
+  assert.deepEqual(earlyHandOutWindow(nowMs), { untilMs: nowMs + MS_PER_DAY, shareOfPeriod: 0.5 })
+  assert.equal(earlyHandOutFrom(10, 14), 12)
+  // The simulator's fleet used 0.5 · (last + due): the same doubles.
+  const random = createRandom(7)
+  for (let i = 0; i < 10_000; i++) {
+    const last = random.next() * 1000
+    const due = last + random.exponential(0.1)
+    assert.equal(earlyHandOutFrom(last, due), 0.5 * (last + due))
+  }
+})
+
+test('the allowance counts as left while it holds a whole token', () => {
+  assert.equal(allowanceLeft(1), true)
+  assert.equal(allowanceLeft(0.999), false)
+})
