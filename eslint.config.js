@@ -116,6 +116,8 @@ export default tseslint.config(
         requestAnimationFrame: 'readonly',
         ResizeObserver: 'readonly',
         uPlot: 'readonly',
+        Node: 'readonly',
+        devicePixelRatio: 'readonly',
       },
     },
   },

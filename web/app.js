@@ -1,6 +1,5 @@
 // recrawl dashboard: plain ES module, no build step. Reads GET /v1/stats every REFRESH_MS and the
 // page endpoints on demand; draws with uPlot (served from the uplot package at /vendor/uplot/).
-/* global uPlot */
 
 const REFRESH_MS = 10_000
 const KEY_STORAGE = 'recrawl.apiKey'
@@ -50,7 +49,9 @@ async function api(path) {
     try {
       const body = await res.json()
       if (body.detail) detail = `${res.status}: ${body.detail}`
-    } catch {}
+    } catch {
+      // Not problem+json: the status line is all there is to say.
+    }
     const err = new Error(detail)
     err.status = res.status
     throw err
@@ -506,7 +507,9 @@ async function fillPageSuggestions() {
   try {
     const { pages } = await api('/v1/pages?limit=50')
     $('page-urls').replaceChildren(...pages.map((p) => el('option', { value: p.url })))
-  } catch {}
+  } catch {
+    // Suggestions are a convenience: without them the URL box still takes any URL.
+  }
 }
 
 // ---------------------------------------------------------------- page drill-down

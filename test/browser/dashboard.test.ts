@@ -8,6 +8,20 @@ import { createRandom } from '../../src/math/random.ts'
 import { statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
+import type { components } from '../../src/client/index.ts'
+
+type Stats = components['schemas']['Stats']
+
+/** What web/app.js puts on `window.recrawlDashboard` for tests and curious operators. */
+interface DashboardWindow {
+  recrawlDashboard?: {
+    ready?: boolean
+    refreshes: number
+    stats: Stats
+    charts: Record<string, unknown>
+    page: unknown
+  }
+}
 
 /**
  * The dashboard in a real browser (Debian's chromium through playwright-core) against the service
@@ -122,14 +136,22 @@ async function openDashboard(browser: Browser, baseUrl: string, hash = ''): Prom
     if (msg.type() === 'error') errors.push(msg.text())
   })
   await page.goto(`${baseUrl}/${hash}`)
-  await page.waitForFunction(() => (globalThis as any).recrawlDashboard?.ready === true, null, { timeout: 15_000 })
+  await page.waitForFunction(() => (globalThis as unknown as DashboardWindow).recrawlDashboard?.ready === true, null, {
+    timeout: 15_000,
+  })
   return { page, errors }
 }
 
 async function selectWindow(page: Page, hours: number): Promise<void> {
-  const refreshes = (await page.evaluate(() => (globalThis as any).recrawlDashboard.refreshes)) as number
+  const refreshes = (await page.evaluate(
+    () => (globalThis as unknown as DashboardWindow).recrawlDashboard!.refreshes,
+  )) as number
   await page.selectOption('#window-hours', String(hours))
-  await page.waitForFunction((n) => (globalThis as any).recrawlDashboard.refreshes > n, refreshes, { timeout: 10_000 })
+  await page.waitForFunction(
+    (n) => (globalThis as unknown as DashboardWindow).recrawlDashboard!.refreshes > n,
+    refreshes,
+    { timeout: 10_000 },
+  )
 }
 
 async function listen(t: TestApp): Promise<string> {
@@ -288,7 +310,9 @@ describe('dashboard in chromium', () => {
 
       for (const hours of [48, 6, 168]) {
         if (hours !== 48) await selectWindow(page, hours)
-        const stats = (await page.evaluate(() => (globalThis as any).recrawlDashboard.stats)) as Record<string, any>
+        const stats = (await page.evaluate(
+          () => (globalThis as unknown as DashboardWindow).recrawlDashboard!.stats,
+        )) as Stats
         assert.equal(stats.windowHours, hours)
         assert.equal(stats.windowEnd, iso(T0), 'the window ends at the service clock')
         const fromMs = T0 - hours * MS_PER_HOUR
@@ -370,10 +394,9 @@ describe('dashboard in chromium', () => {
       }
 
       // Histograms, tables and tiles.
-      const charts = (await page.evaluate(() => (globalThis as any).recrawlDashboard.charts)) as Record<
-        string,
-        { points: number }
-      >
+      const charts = (await page.evaluate(
+        () => (globalThis as unknown as DashboardWindow).recrawlDashboard!.charts,
+      )) as Record<string, { points: number }>
       for (const id of ['chart-change-rates', 'chart-crawl-rates'])
         assert.ok((charts[id]?.points ?? 0) > 0, `${id} has no data`)
       assert.equal(await page.locator('#runs-table tbody tr').count(), RUNS_AT_MS.length)
@@ -387,8 +410,14 @@ describe('dashboard in chromium', () => {
       const crawls = history.crawls.filter((c) => c.url === url)
       await page.fill('#page-url', url)
       await page.click('#page-form button[type=submit]')
-      await page.waitForFunction(() => (globalThis as any).recrawlDashboard?.page !== null, null, { timeout: 10_000 })
-      const drilled = (await page.evaluate(() => (globalThis as any).recrawlDashboard.page)) as {
+      await page.waitForFunction(
+        () => (globalThis as unknown as DashboardWindow).recrawlDashboard?.page !== null,
+        null,
+        { timeout: 10_000 },
+      )
+      const drilled = (await page.evaluate(
+        () => (globalThis as unknown as DashboardWindow).recrawlDashboard!.page,
+      )) as {
         url: string
         observations: number
         estimators: number
@@ -474,8 +503,14 @@ describe('dashboard in chromium', () => {
         baseUrl,
         `#page=${encodeURIComponent('https://one.example/a')}`,
       )
-      await page.waitForFunction(() => (globalThis as any).recrawlDashboard?.page !== null, null, { timeout: 10_000 })
-      const stats = (await page.evaluate(() => (globalThis as any).recrawlDashboard.stats)) as Record<string, any>
+      await page.waitForFunction(
+        () => (globalThis as unknown as DashboardWindow).recrawlDashboard?.page !== null,
+        null,
+        { timeout: 10_000 },
+      )
+      const stats = (await page.evaluate(
+        () => (globalThis as unknown as DashboardWindow).recrawlDashboard!.stats,
+      )) as Stats
       assert.equal(stats.series.points.length, 1, 'one sample: the one the dashboard took')
 
       const charts = await readCharts(page, [...TIME_CHARTS, 'chart-timeline'])

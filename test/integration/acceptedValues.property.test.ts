@@ -134,6 +134,7 @@ describe('accepted values', () => {
           } catch (err) {
             throw new Error(
               `${(err as Error).message}\nafter:\n  ${done.join('\n  ')}\nservice log: ${logged.join('').slice(0, 3000)}`,
+              { cause: err },
             )
           }
         }),

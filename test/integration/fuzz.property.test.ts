@@ -171,7 +171,9 @@ describe('fuzzed requests to every route', () => {
               try {
                 await check(request)
               } catch (err) {
-                throw new Error(`${(err as Error).message}\nservice log: ${logged.join('').slice(0, 3000)}`)
+                throw new Error(`${(err as Error).message}\nservice log: ${logged.join('').slice(0, 3000)}`, {
+                  cause: err,
+                })
               }
             }),
             { seed, numRuns, endOnFailure: true, includeErrorInReport: true },

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict'
 import { STATUS_CLASSES, statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, withTestApp, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
+import type { components } from '../../src/client/index.ts'
+
+type Stats = components['schemas']['Stats']
 
 /**
  * GET /v1/stats: the window it reports on, crawl activity by reported HTTP status class per hour and
@@ -20,7 +23,7 @@ async function report(
   return res.json()
 }
 
-async function stats(t: TestApp, hours?: number): Promise<Record<string, any>> {
+async function stats(t: TestApp, hours?: number): Promise<Stats> {
   const res = await t.app.inject({ method: 'GET', url: hours === undefined ? '/v1/stats' : `/v1/stats?hours=${hours}` })
   assert.equal(res.statusCode, 200, res.body)
   return res.json()
@@ -118,7 +121,7 @@ describe('GET /v1/stats window and crawl activity', () => {
       const sum = Object.fromEntries(
         STATUS_CLASSES.map((cls) => [
           cls,
-          six.crawlActivity.reduce((n: number, a: any) => n + a.fetchesByStatusClass[cls], 0),
+          six.crawlActivity.reduce((n: number, a) => n + a.fetchesByStatusClass[cls], 0),
         ]),
       )
       assert.deepEqual(sum, { '1xx': 1, '2xx': 3, '3xx': 1, '4xx': 1, '5xx': 2, none: 1 })
@@ -138,14 +141,14 @@ describe('GET /v1/stats window and crawl activity', () => {
       ])
       assert.equal(rejected.rejected.length, 2)
       const s = await stats(t, 6)
-      const byHour = new Map((s.crawlActivity as any[]).map((a) => [a.hourStart, a.fetchesByStatusClass['5xx']]))
+      const byHour = new Map(s.crawlActivity.map((a) => [a.hourStart, a.fetchesByStatusClass['5xx']]))
       assert.equal(byHour.get(iso(T0 - 2 * MS_PER_HOUR)), 1)
       assert.equal(
         [...byHour.values()].reduce((n, v) => n + v, 0),
         1,
       )
       assert.deepEqual(
-        s.fetchFailures.map((f: any) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
+        s.fetchFailures.map((f) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
         [['late.example', 500, 1, 1, iso(T0 - 2 * MS_PER_HOUR)]],
       )
     })
@@ -186,7 +189,7 @@ describe('GET /v1/stats fetch failures', () => {
 
       const s = await stats(t, 48)
       assert.deepEqual(
-        s.fetchFailures.map((f: any) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
+        s.fetchFailures.map((f) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
         [
           ['shop.example', 503, 4, 3, iso(T0 - 2 * MS_PER_HOUR)],
           ['blog.example', 404, 2, 1, iso(T0 - 7 * MS_PER_HOUR)],
@@ -197,7 +200,7 @@ describe('GET /v1/stats fetch failures', () => {
       // A narrower window: only what falls in it.
       const narrow = await stats(t, 4)
       assert.deepEqual(
-        narrow.fetchFailures.map((f: any) => [f.host, f.httpStatus, f.fetches, f.pages]),
+        narrow.fetchFailures.map((f) => [f.host, f.httpStatus, f.fetches, f.pages]),
         [
           ['shop.example', 503, 1, 1], // a tie: the latest first
           ['blog.example', 500, 1, 1],
@@ -205,12 +208,12 @@ describe('GET /v1/stats fetch failures', () => {
       )
       // The rows add up to the failure classes of the hourly activity.
       for (const w of [s, narrow]) {
-        const failedByClass = (w.crawlActivity as any[]).reduce(
+        const failedByClass = w.crawlActivity.reduce(
           (n, a) => n + a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx'],
           0,
         )
         assert.equal(
-          w.fetchFailures.reduce((n: number, f: any) => n + f.fetches, 0),
+          w.fetchFailures.reduce((n: number, f) => n + f.fetches, 0),
           failedByClass,
         )
       }
