@@ -220,6 +220,10 @@ interface CrawlStep {
 /** A probe interval this short that still saw a change means the content hash changes on every fetch. */
 const NOISE_INTERVAL_DAYS = 2 * PROBE_MIN_INTERVAL_DAYS
 
+const CHANGE_INFORMATION_REQUIRED = 'changed or contentHash is required after the first crawl of a page'
+const LATE_WITHOUT_CHANGE_INFORMATION =
+  'changed or contentHash is required after the first crawl of a page, late crawls included (this one is older than the page’s latest crawl)'
+
 /**
  * Applies one reported crawl to a page (docs/api.md, Observations and Fetch outcomes; docs/math.md 1 and 3.6).
  *
@@ -240,13 +244,24 @@ const NOISE_INTERVAL_DAYS = 2 * PROBE_MIN_INTERVAL_DAYS
  * information: 404 and 410 back off steeply and end as gone (fetched again only every goneRecheckDays); 5xx,
  * timeouts and network errors retry with a doubling wait; 429 waits for its Retry-After. A 301 or 308 marks
  * the page redirected (not scheduled) and names the target to register. A late crawl changes the counters
- * only. Returns a new state; the input is not modified.
+ * only (the ingest replays the page's history to fold it in), and is rejected, as it would be in order, when it
+ * is content without change information after the page's first crawl. Returns a new state; the input is not modified.
  */
 export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext): CrawlStep {
   const last = page.lastCrawledAtMs
   if (last !== null && crawl.crawledAtMs === last) return { page, outcome: { kind: 'duplicate' } }
   if (last !== null && crawl.crawledAtMs < last) {
     const first = page.firstCrawledAtMs
+    // As in order (below): after the page's first crawl, content without change information judges nothing.
+    if (
+      first !== null &&
+      crawl.crawledAtMs > first &&
+      crawl.changed === null &&
+      crawl.contentHash === null &&
+      fetchKindOf(crawl.httpStatus, crawl.fetchError, crawl.redirectTo) === 'content'
+    ) {
+      return { page, outcome: { kind: 'rejected', reason: LATE_WITHOUT_CHANGE_INFORMATION } }
+    }
     return {
       page: {
         ...page,
@@ -272,10 +287,7 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
   if (changed === null && fetch === 'notModified') changed = false
   const hasBaseline = page.intervalStartAtMs !== null
   if (fetch === 'content' && hasBaseline && changed === null && crawl.contentHash === null) {
-    return {
-      page,
-      outcome: { kind: 'rejected', reason: 'changed or contentHash is required after the first crawl of a page' },
-    }
+    return { page, outcome: { kind: 'rejected', reason: CHANGE_INFORMATION_REQUIRED } }
   }
 
   const next: PageState = {

@@ -301,14 +301,15 @@ export async function pageEstimates(
   const originMs = history[0]?.crawledAt.getTime() ?? 0
   const days = (d: Date) => (d.getTime() - originMs) / MS_PER_DAY
   const isoAtDays = (atDays: number) => isoTimestamp(originMs + atDays * MS_PER_DAY)
-  const inOrder = history.filter((o) => !o.late)
-  const changeCrawls: CrawlChange[] = inOrder.map((o) => ({
+  // Every stored crawl, late ones included: a late crawl's derived columns (changed, applied, interval) were
+  // rewritten by the replay that folded it in (ingest.ts, replayPage), so they read as if reported in order.
+  const changeCrawls: CrawlChange[] = history.map((o) => ({
     atDays: days(o.crawledAt),
     changed: o.changed,
     lastModifiedDays: o.lastModified ? days(o.lastModified) : null,
   }))
   const local = currentRate(changeCrawls, (nowMs - originMs) / MS_PER_DAY)
-  const ageCrawls: AgeCrawl[] = inOrder.map((o) => ({
+  const ageCrawls: AgeCrawl[] = history.map((o) => ({
     atDays: days(o.crawledAt),
     changed: o.changed,
     ageDays: o.lastModified ? Math.max(0, o.crawledAt.getTime() - o.lastModified.getTime()) / MS_PER_DAY : null,
