@@ -49,7 +49,7 @@ function layer(files, forbiddenFolders, forbiddenModules = [], message) {
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', 'data/', 'datasets/', 'openapi/', 'src/client/schema.ts', 'web/vendor/'],
+    ignores: ['node_modules/', 'dist/', 'data/', 'datasets/', 'openapi/', 'src/client/generated/', 'web/vendor/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

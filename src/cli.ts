@@ -17,7 +17,7 @@ import type { Database } from './store/db.ts'
 const OPENAPI_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../openapi/openapi.json')
 /** The typed client's generated types: regenerated only from a source checkout (not from dist/). */
 const CLIENT_SCHEMA_PATH = fileURLToPath(import.meta.url).endsWith('.ts')
-  ? resolve(dirname(fileURLToPath(import.meta.url)), 'client/schema.ts')
+  ? resolve(dirname(fileURLToPath(import.meta.url)), 'client/generated/schema.ts')
   : null
 const PACKAGE_JSON = new URL('../package.json', import.meta.url)
 
@@ -153,7 +153,8 @@ options:
     usage: `usage: ${SELF} openapi [--check]
 
 Writes openapi/openapi.json as the code describes the API (needs no database), and from a source
-checkout also src/client/schema.ts, the typed client's types (openapi-typescript).
+checkout also src/client/generated/schema.ts, the typed client's types (openapi-typescript).
+In a source checkout \`npm run generate\` runs this command (\`npm run generate -- --check\` checks).
 
 options:
   --check   write nothing; exit 1 if a committed file differs from the code`,
@@ -170,7 +171,10 @@ options:
       if (values.check) {
         for (const { path, content } of outputs) {
           const committed = await readFile(path, 'utf8').catch(() => '')
-          if (committed !== content) throw new Error(`${path} is stale: run \`${SELF} openapi\` and commit the result`)
+          if (committed !== content) {
+            const command = CLIENT_SCHEMA_PATH ? 'npm run generate' : `${SELF} openapi`
+            throw new Error(`${path} is stale: run \`${command}\` and commit the result`)
+          }
           console.log(`${path} is up to date`)
         }
         return 0

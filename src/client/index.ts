@@ -1,6 +1,6 @@
 /**
  * The typed recrawl client: openapi-fetch over the types generated from the OpenAPI document
- * (schema.ts), plus the API key header, a per-request timeout and one error type for problem+json
+ * (generated/schema.ts), plus the API key header, a per-request timeout and one error type for problem+json
  * answers. Every path, parameter, body and response is checked by the compiler:
  *
  *   const api = createRecrawlClient({ baseUrl: 'http://127.0.0.1:8080', apiKey })
@@ -10,9 +10,9 @@
  * `ok` returns the body of a 2xx answer and throws a ProblemError for anything else.
  */
 import createClient, { type Client } from 'openapi-fetch'
-import type { components, paths } from './schema.ts'
+import type { components, paths } from './generated/schema.ts'
 
-export type { components, paths } from './schema.ts'
+export type { components, paths } from './generated/schema.ts'
 
 type Schemas = components['schemas']
 export type RecrawlApi = Client<paths>

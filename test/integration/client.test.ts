@@ -10,8 +10,8 @@ import { startTestApp } from '../helpers/testApp.ts'
 import { listenOnLoopback } from '../helpers/listen.ts'
 
 describe('the typed client', () => {
-  it('src/client/schema.ts is what the code generates (regenerate with `npm run cli -- openapi`)', async () => {
-    const committed = await readFile(new URL('../../src/client/schema.ts', import.meta.url), 'utf8')
+  it('src/client/generated/schema.ts is what the code generates (regenerate with `npm run generate`)', async () => {
+    const committed = await readFile(new URL('../../src/client/generated/schema.ts', import.meta.url), 'utf8')
     const generated = await generateClientSchema()
     assert.equal(committed, generated)
     // The simulated-clock routes are in it (the end-to-end driver calls them), and every documented operation.

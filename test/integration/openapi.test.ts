@@ -114,7 +114,7 @@ function assertComponents(doc: Document): void {
 }
 
 describe('openapi/openapi.json', () => {
-  it('is what the code generates (regenerate with `npm run cli -- openapi`)', async () => {
+  it('is what the code generates (regenerate with `npm run generate`)', async () => {
     const committed = await readFile(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')
     assert.equal(committed, await generateOpenApiJson())
   })
