@@ -32,8 +32,12 @@ progress goes to stderr. Needs no configuration and no database.
   --days <d>             simulated horizon in days (default ${DEFAULT_SIM_OPTIONS.horizonDays})
   --warmup-days <d>      freshness is scored after this (default: a third of the horizon)
   --seed <n>             (default ${DEFAULT_SIM_OPTIONS.seed})
-  --crawls-per-page <r>  synthetic budget R = r × pages crawls/day (default ${DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay})
-  --replay-crawls-per-change <k>  replay budget R = k × total change rate (default ${DEFAULT_SIM_OPTIONS.replayCrawlsPerChange})
+  --crawls-per-page <r>  budget R = r × pages crawls/day, every workload (default ${DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay})
+  --replay-crawls-per-change <k>  replay budget R = k × total change rate instead (the older option)
+  --last-modified-share <s>  share of hosts that send a usable Last-Modified (default ${DEFAULT_SIM_OPTIONS.lastModifiedShare})
+  --late-first-recrawl   recrawl's first crawl of a page is a baseline, one whole interval before the next
+                         (default: the copy at time 0 is the baseline, so the first recrawl, at a uniform point of
+                         the registration's spread, closes an interval of random length, as in the service)
   --reoptimize-days <d>  simulated days between two solves of recrawl's loop (default ${DEFAULT_SIM_OPTIONS.reoptimizeDays})
   --scheduled            crawl each policy exactly at its own due times instead of on the budget-limited
                          fleet (R crawls/day, most overdue first); crawls may then exceed the budget
@@ -63,6 +67,13 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return n
 }
 
+function share(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!(n >= 0 && n <= 1)) throw new UsageError(`--last-modified-share must be in [0, 1], got ${value}`)
+  return n
+}
+
 function nonNegative(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
   const n = Number(value)
@@ -83,6 +94,8 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
       seed: { type: 'string' },
       'crawls-per-page': { type: 'string' },
       'replay-crawls-per-change': { type: 'string' },
+      'last-modified-share': { type: 'string' },
+      'late-first-recrawl': { type: 'boolean' },
       'reoptimize-days': { type: 'string' },
       'replay-dir': { type: 'string' },
       jobs: { type: 'string' },
@@ -151,11 +164,12 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
         values['crawls-per-page'],
         DEFAULT_SIM_OPTIONS.crawlsPerPagePerDay,
       ),
-      replayCrawlsPerChange: positive(
-        'replay-crawls-per-change',
-        values['replay-crawls-per-change'],
-        DEFAULT_SIM_OPTIONS.replayCrawlsPerChange,
-      ),
+      replayCrawlsPerChange:
+        values['replay-crawls-per-change'] === undefined
+          ? DEFAULT_SIM_OPTIONS.replayCrawlsPerChange
+          : positive('replay-crawls-per-change', values['replay-crawls-per-change'], 1),
+      lastModifiedShare: share(values['last-modified-share'], DEFAULT_SIM_OPTIONS.lastModifiedShare),
+      baselineAtStart: values['late-first-recrawl'] !== true,
       reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_SIM_OPTIONS.reoptimizeDays),
       replayDir: values['replay-dir'] ?? DEFAULT_SIM_OPTIONS.replayDir,
       engineMode: values.scheduled ? 'scheduled' : 'fleet',

@@ -101,9 +101,14 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
     random: createRandom(deriveSeed(options.seed, 'changes', options.workload)),
     importanceRandom: createRandom(deriveSeed(options.seed, 'importance', options.workload, options.importance)),
+    hostRandom: createRandom(deriveSeed(options.seed, 'hosts', options.workload)),
+    lastModifiedShare: DEFAULT_SIM_OPTIONS.lastModifiedShare,
+    lastModifiedRandom: createRandom(deriveSeed(options.seed, 'last-modified', options.workload)),
   })
   const n = universe.pageCount
-  const urlOf = (i: number) => `https://sim-${i % 16}.example/page/${i}`
+  // Pages of one simulated host share its rate level (universe.ts), and its host name.
+  const urlOf = (i: number) =>
+    `https://${universe.hostNames?.[universe.hostOfPage?.[i] ?? 0] ?? 'sim.example'}/page/${i}`
   const indexOf = new Map<string, number>()
   for (let i = 0; i < n; i++) indexOf.set(urlOf(i), i)
 

@@ -23,7 +23,10 @@ import type { Universe } from './universe.ts'
 export interface CrawlFinding {
   /** The page changed since this policy's previous crawl (or since time 0 on the first crawl). */
   changed: boolean
-  /** Crawl time − Last-Modified (time of the latest change at or before the crawl), or null if none yet. */
+  /**
+   * Crawl time − Last-Modified (time of the latest change at or before the crawl), or null if none yet or the
+   * page's host sends no usable Last-Modified (Universe.sendsLastModified).
+   */
   ageDays: number | null
   /** This is the policy's first crawl of the page. */
   first: boolean
@@ -152,7 +155,11 @@ export class FreshnessTracker {
     const changed = firstChange <= nowDays
     const after = changed ? firstAfter(changeDays, ptr, end, nowDays) : ptr
     this.nextChange[page] = after
-    const ageDays = after > changeOffsets[page]! ? nowDays - changeDays[after - 1]! : null
+    // A host that sends no usable Last-Modified leaves the crawler without the age.
+    const ageDays =
+      after > changeOffsets[page]! && this.universe.sendsLastModified?.[page] !== 0
+        ? nowDays - changeDays[after - 1]!
+        : null
     const first = this.crawled[page] === 0
     this.lastCrawl[page] = nowDays
     this.crawled[page] = 1

@@ -151,6 +151,12 @@ interface RecrawlLoopOptions {
    * order, files of one directory change together, and that order must not decide which pages share a due time.
    */
   registrationOrder?: readonly number[]
+  /**
+   * Every page's copy at time 0 is a crawl the service already made (the baseline), so the loop's first crawl of
+   * a page, at its registration slot, closes an interval of random length (default false: the first crawl is the
+   * baseline and the next one comes a whole period later).
+   */
+  baselineAtStart?: boolean
 }
 
 /** The objective that is exact for a crawl spacing: periodic → freshness-periodic, Poisson → freshness. */
@@ -158,8 +164,21 @@ function objectiveFor(spacing: CrawlSpacing): Extract<Objective, 'freshness-peri
   return spacing === 'periodic' ? 'freshness-periodic' : 'freshness'
 }
 
-/** Every page of a simulated universe is on this host (the simulator has no host caps). */
+/** The host of a page of a universe without hosts (the simulator has no host caps). */
 const SIM_HOST = 'sim.example'
+
+/** The crawl at time 0 that makes every page's copy in sync: content, no change information. */
+const baselineReport = {
+  crawledAtMs: 0,
+  changed: null,
+  contentHash: null,
+  lastModifiedMs: null,
+  httpStatus: null,
+  etag: null,
+  fetchError: null,
+  retryAfterSeconds: null,
+  redirectTo: null,
+}
 
 /**
  * recrawl's loop as the service runs it: each page is a PageState, and the production page step
@@ -190,7 +209,10 @@ export function recrawlPolicy(
   const { random } = options
   const known = options.knownChangesPerDay
   const pages: PageState[] = Array.from({ length: n }, (_, i) =>
-    newPageState({ host: SIM_HOST, importance: universe.importance[i]! }, 0),
+    newPageState(
+      { host: universe.hostNames?.[universe.hostOfPage?.[i] ?? 0] ?? SIM_HOST, importance: universe.importance[i]! },
+      0,
+    ),
   )
   let optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null } = {
     lambda: null,
@@ -223,6 +245,7 @@ export function recrawlPolicy(
       order.sort((a, b) => universe.importance[b]! - universe.importance[a]!)
       for (let k = 0; k < n; k++) {
         const i = order[k]!
+        if (options.baselineAtStart) pages[i] = applyCrawl(pages[i]!, baselineReport, registration).page
         const due = registrationDueAtMs(registration, k, n)
         pages[i] = stored({ ...pages[i]!, nextCrawlAtMs: due })
         ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
@@ -249,8 +272,8 @@ export function recrawlPolicy(
       const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
       // As the optimiser run reads them: each page's scheduling estimate (or the prior), and for the
       // distribution-aware objective its fitted age-law shape with the rate anchored to that estimate.
-      const laws = pages.map((p) => {
-        const changesPerDay = p.changesPerDay ?? settings.defaultChangesPerDay
+      const laws = pages.map((p, i) => {
+        const changesPerDay = known?.[i] ?? p.changesPerDay ?? settings.defaultChangesPerDay
         return settings.objective === 'freshness-renewal'
           ? renewalParameters(p.estimator, changesPerDay)
           : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }

@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Random } from '../math/random.ts'
-import { drawImportance, realisedAgeLaw, type ImportanceKind, type Universe } from './universe.ts'
+import { drawImportance, lastModifiedFlags, realisedAgeLaw, type ImportanceKind, type Universe } from './universe.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 
 interface ReplayPage {
@@ -28,6 +28,7 @@ export interface ReplayData {
 export const REPLAY_FILES = {
   'replay-git': 'git-master-2020-2024.jsonl.gz',
   'replay-tldr': 'tldr-pages-2020-2025.jsonl.gz',
+  'replay-peps': 'peps-rfcs-2023-2026.jsonl.gz',
 } as const
 export type ReplayWorkload = keyof typeof REPLAY_FILES
 
@@ -75,10 +76,25 @@ interface ReplayUniverseOptions {
   pageCount: number
   horizonDays: number
   warmupDays: number
-  /** R = this × Σ Δ_i: crawls per change of the whole universe. */
-  crawlsPerChange: number
+  /** The budget: R = crawlsPerPagePerDay × pages, or, when crawlsPerChange is set, R = crawlsPerChange × Σ Δ_i. */
+  crawlsPerPagePerDay?: number
+  crawlsPerChange: number | null
   random: Random
   importanceRandom: Random
+  /** Share of hosts (replayHost) that send a usable Last-Modified (default: every host). */
+  lastModifiedShare?: number
+  lastModifiedRandom?: Random
+}
+
+/**
+ * The group a replayed file stands for, as a host would: the repository named before a colon
+ * (`owner/repo:path`), else the file's directory (files of one directory are pages of one site section).
+ */
+export function replayHost(page: string): string {
+  const colon = page.indexOf(':')
+  if (colon > 0) return page.slice(0, colon)
+  const slash = page.lastIndexOf('/')
+  return slash > 0 ? page.slice(0, slash) : '.'
 }
 
 /**
@@ -119,6 +135,18 @@ export function replayUniverse(options: ReplayUniverseOptions): Universe {
   for (const r of trueRates) totalRate += r
   const realDaysPerSimDay = secondsPerSimDay / SECONDS_PER_DAY
   const changeDays = Float64Array.from(times)
+  const hostNames: string[] = []
+  const hostIndex = new Map<string, number>()
+  const hostOfPage = Int32Array.from({ length: n }, (_, k) => {
+    const host = replayHost(all[chosen[k]!]!.page)
+    let h = hostIndex.get(host)
+    if (h === undefined) {
+      h = hostNames.length
+      hostIndex.set(host, h)
+      hostNames.push(host)
+    }
+    return h
+  })
   return {
     workload: options.workload,
     importanceKind: options.importanceKind,
@@ -132,7 +160,11 @@ export function replayUniverse(options: ReplayUniverseOptions): Universe {
       realisedAgeLaw(changeDays, offsets, i, options.warmupDays, horizonDays),
     ),
     importance: drawImportance(options.importanceKind, n, options.importanceRandom),
-    budgetCrawlsPerDay: options.crawlsPerChange * totalRate,
+    budgetCrawlsPerDay:
+      options.crawlsPerChange === null ? (options.crawlsPerPagePerDay ?? 1) * n : options.crawlsPerChange * totalRate,
     timeScale: `1 simulated day = ${realDaysPerSimDay.toFixed(2)} real days (${n} of ${all.length} files, ${times.length} changes)`,
+    hostOfPage,
+    hostNames,
+    sendsLastModified: lastModifiedFlags(hostOfPage, hostNames.length, options),
   }
 }

@@ -169,8 +169,12 @@ export function renderMarkdown(groups: readonly GroupTable[], options: SimOption
 function describeOptions(o: SimOptions): string {
   return (
     `pages ${o.pageCount}, horizon ${o.horizonDays} days, warm-up ${o.warmupDays} days (freshness scored on the rest), seed ${o.seed}, ` +
-    `reoptimize every ${o.reoptimizeDays} day(s); budget R = ${o.crawlsPerPagePerDay} crawl/page/day (synthetic), ` +
-    `${o.replayCrawlsPerChange} crawls per change (replay); ` +
+    `reoptimize every ${o.reoptimizeDays} day(s); budget R = ${o.crawlsPerPagePerDay} crawl/page/day` +
+    (o.replayCrawlsPerChange === null
+      ? '; '
+      : ` (synthetic), ${o.replayCrawlsPerChange} crawls per change (replay); `) +
+    `${Math.round(o.lastModifiedShare * 100)} % of hosts send Last-Modified; ` +
+    (o.baselineAtStart ? 'first recrawls at a random point of the first interval; ' : 'first crawl a baseline; ') +
     (o.engineMode === 'fleet'
       ? 'every policy on a fleet of R crawls/day, most overdue first'
       : 'policies crawl at their own due times (Nutch on the fleet)')

@@ -23,6 +23,7 @@ import {
   type ReplayWorkload,
 } from './replay.ts'
 import {
+  DEFAULT_LAST_MODIFIED_SHARE,
   deriveSeed,
   syntheticUniverse,
   type ImportanceKind,
@@ -32,7 +33,7 @@ import {
 import { join } from 'node:path'
 import { crawlSpacingSchema, type CrawlSpacing } from '../core/settings.ts'
 
-export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr'] as const
+export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr', 'replay-peps'] as const
 export type Workload = (typeof WORKLOADS)[number]
 export const IMPORTANCE_KINDS: readonly ImportanceKind[] = ['zipf', 'equal']
 const SPACINGS: readonly CrawlSpacing[] = crawlSpacingSchema.options
@@ -44,6 +45,12 @@ export const ORACLE_POLICY = 'oracle-periodic'
 /** The distribution-aware oracle: periodic crawling at the rates of docs/math.md 3.5 for the true age laws. */
 export const RENEWAL_ORACLE_POLICY = 'oracle-renewal'
 
+/**
+ * Diagnostic: recrawl's default loop fed each page's true mean change rate instead of its estimate (Poisson
+ * objective): the upper bound of what learning the rates can give that loop.
+ */
+const KNOWN_RATE_POLICY = 'known-mean-rate'
+
 const BASELINE_POLICIES = [
   'uniform',
   'proportional',
@@ -51,6 +58,7 @@ const BASELINE_POLICIES = [
   'oracle-periodic',
   'oracle-renewal',
   'oracle-poisson',
+  KNOWN_RATE_POLICY,
 ] as const
 
 /**
@@ -71,10 +79,18 @@ export interface SimOptions {
   horizonDays: number
   warmupDays: number
   seed: number
-  /** Synthetic workloads: R = this × pages. */
+  /** Every workload: R = this × pages. */
   crawlsPerPagePerDay: number
-  /** Replay workloads: R = this × Σ Δ. */
-  replayCrawlsPerChange: number
+  /** Replay workloads, when set: R = this × Σ Δ instead (the older way to give a replay's budget). */
+  replayCrawlsPerChange: number | null
+  /** Share of hosts that send a usable Last-Modified. */
+  lastModifiedShare: number
+  /**
+   * Each page's first crawl by recrawl's loop closes an interval that began with an in-sync copy at time 0
+   * (true, as a service that fetched every page at registration and spread the first recrawls), or is a
+   * baseline one whole interval before the next (false, the older setup).
+   */
+  baselineAtStart: boolean
   reoptimizeDays: number
   replayDir: string
   /**
@@ -91,7 +107,9 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   warmupDays: 20,
   seed: 1,
   crawlsPerPagePerDay: 1,
-  replayCrawlsPerChange: 2,
+  replayCrawlsPerChange: null,
+  lastModifiedShare: DEFAULT_LAST_MODIFIED_SHARE,
+  baselineAtStart: true,
   reoptimizeDays: 1,
   replayDir: DEFAULT_REPLAY_DIR,
   engineMode: 'fleet',
@@ -146,7 +164,9 @@ export async function buildUniverse(
 ): Promise<Universe> {
   const random = createRandom(deriveSeed(options.seed, 'changes', workload))
   const importanceRandom = createRandom(deriveSeed(options.seed, 'importance', workload, importance))
-  if (workload === 'replay-git' || workload === 'replay-tldr') {
+  const lastModifiedRandom = createRandom(deriveSeed(options.seed, 'last-modified', workload))
+  const lastModifiedShare = options.lastModifiedShare
+  if (workload in REPLAY_FILES) {
     const path = join(options.replayDir, REPLAY_FILES[workload as ReplayWorkload])
     let data = replayCache.get(path)
     if (!data) {
@@ -160,9 +180,12 @@ export async function buildUniverse(
       pageCount: options.pageCount,
       horizonDays: options.horizonDays,
       warmupDays: options.warmupDays,
+      crawlsPerPagePerDay: options.crawlsPerPagePerDay,
       crawlsPerChange: options.replayCrawlsPerChange,
       random,
       importanceRandom,
+      lastModifiedShare,
+      lastModifiedRandom,
     })
   }
   return syntheticUniverse({
@@ -174,6 +197,9 @@ export async function buildUniverse(
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
     random,
     importanceRandom,
+    hostRandom: createRandom(deriveSeed(options.seed, 'hosts', workload)),
+    lastModifiedShare,
+    lastModifiedRandom,
   })
 }
 
@@ -195,7 +221,9 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     case 'oracle-poisson':
       return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
   }
-  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)$/.exec(name)
+  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)$/.exec(
+    name === KNOWN_RATE_POLICY ? DEFAULT_LOOP_POLICY : name,
+  )
   const estimator = match?.[1] as EstimatorName | undefined
   if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator))
     throw new Error(`unknown policy ${name}`)
@@ -214,6 +242,8 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     ...(renewal ? { settings: { objective: 'freshness-renewal' as const } } : {}),
     reoptimizeDays: options.reoptimizeDays,
     random,
+    baselineAtStart: options.baselineAtStart,
+    ...(name === KNOWN_RATE_POLICY ? { knownChangesPerDay: universe.trueChangesPerDay } : {}),
   })
 }
 

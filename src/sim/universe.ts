@@ -40,6 +40,14 @@ export interface Universe {
   budgetCrawlsPerDay: number
   /** How simulated time relates to real time, for the report (replay only). */
   timeScale: string | null
+  /**
+   * The host (or group) of each page, 0 … hostNames.length − 1: pages of one host share a rate level.
+   * Absent: every page is on one host.
+   */
+  hostOfPage?: Int32Array
+  hostNames?: readonly string[]
+  /** 1 when the page's host sends a usable Last-Modified, else 0 (the crawler then reports no age). Absent: all do. */
+  sendsLastModified?: Uint8Array
 }
 
 interface SyntheticOptions {
@@ -53,9 +61,29 @@ interface SyntheticOptions {
   random: Random
   /** Importance is drawn from its own stream, so the change times do not depend on it. */
   importanceRandom: Random
+  /**
+   * Hosts from their own stream: sizes uniform on [MIN_PAGES_PER_HOST, MAX_PAGES_PER_HOST] and a rate level per
+   * host that its pages' rates scatter around (HOST_RATE_SPREAD). Absent: hosts of a fixed size, and every
+   * page's rate drawn on its own (log-uniform), as before hosts existed.
+   */
+  hostRandom?: Random
+  /** Share of hosts that send a usable Last-Modified, drawn per host from its own stream (default: every host). */
+  lastModifiedShare?: number
+  lastModifiedRandom?: Random
 }
 
-/** Change rates are log-uniform over four decades: 0.01 to 100 changes per day. */
+/** Pages per host of a synthetic universe: uniform on [MIN, MAX]. */
+const MIN_PAGES_PER_HOST = 20
+const MAX_PAGES_PER_HOST = 50
+/**
+ * A page's change rate is its host's level times e^{σz}, z standard normal: pages of one host are alike
+ * within about a factor e^σ, hosts differ over four decades, as sites of one kind resemble each other.
+ */
+const HOST_RATE_SPREAD = 1
+/** The default share of hosts that send a usable Last-Modified (most servers send none, or a useless one). */
+export const DEFAULT_LAST_MODIFIED_SHARE = 0.4
+
+/** Host rate levels are log-uniform over four decades: 0.01 to 100 changes per day; page rates stay inside. */
 const MIN_CHANGES_PER_DAY = 0.01
 const MAX_CHANGES_PER_DAY = 100
 /** Pareto shape α of the heavy-tailed renewal workload (finite mean, infinite variance). */
@@ -87,6 +115,47 @@ class TimeBuffer {
 function logUniformChangesPerDay(random: Random): number {
   const logMin = Math.log(MIN_CHANGES_PER_DAY)
   return Math.exp(logMin + random.next() * (Math.log(MAX_CHANGES_PER_DAY) - logMin))
+}
+
+/** A standard normal draw (Box–Muller). */
+function standardNormal(random: Random): number {
+  const u = 1 - random.next()
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random.next())
+}
+
+/**
+ * Consecutive pages in hosts of MIN_PAGES_PER_HOST … MAX_PAGES_PER_HOST pages (without a random source, all of
+ * their mean size); returns each page's host.
+ */
+function syntheticHosts(pageCount: number, random: Random | undefined): { hostOfPage: Int32Array; hostCount: number } {
+  const hostOfPage = new Int32Array(pageCount)
+  let host = 0
+  for (let start = 0; start < pageCount; host++) {
+    const size =
+      random === undefined
+        ? (MIN_PAGES_PER_HOST + MAX_PAGES_PER_HOST) >> 1
+        : MIN_PAGES_PER_HOST + random.int(MAX_PAGES_PER_HOST - MIN_PAGES_PER_HOST + 1)
+    for (let i = start; i < Math.min(pageCount, start + size); i++) hostOfPage[i] = host
+    start += size
+  }
+  return { hostOfPage, hostCount: host }
+}
+
+/** drawLastModified with a universe's options; without them every host sends one. */
+export function lastModifiedFlags(
+  hostOfPage: Int32Array,
+  hostCount: number,
+  options: { lastModifiedShare?: number; lastModifiedRandom?: Random },
+): Uint8Array {
+  const { lastModifiedShare: share, lastModifiedRandom: random } = options
+  if (share === undefined || random === undefined || share >= 1) return new Uint8Array(hostOfPage.length).fill(1)
+  return drawLastModified(hostOfPage, hostCount, share, random)
+}
+
+/** Which hosts send a usable Last-Modified (a `share` of them, each independently), as a per-page flag. */
+function drawLastModified(hostOfPage: Int32Array, hostCount: number, share: number, random: Random): Uint8Array {
+  const hostSends = Array.from({ length: hostCount }, () => random.next() < share)
+  return Uint8Array.from(hostOfPage, (h) => (hostSends[h] ? 1 : 0))
 }
 
 /** Weights μ: Zipf 1/rank^s over a random permutation of the pages (independent of Δ), or all 1. */
@@ -153,9 +222,20 @@ export function syntheticUniverse(options: SyntheticOptions): Universe {
   const buffer = new TimeBuffer()
   const offsets = new Int32Array(n + 1)
   const trueRates = new Float64Array(n)
+  const { hostRandom } = options
+  const { hostOfPage, hostCount } = syntheticHosts(n, hostRandom)
+  const hostLevels = hostRandom ? Array.from({ length: hostCount }, () => logUniformChangesPerDay(hostRandom)) : null
   for (let i = 0; i < n; i++) {
     offsets[i] = buffer.length
-    const rate = logUniformChangesPerDay(random)
+    const rate = hostLevels
+      ? Math.min(
+          MAX_CHANGES_PER_DAY,
+          Math.max(
+            MIN_CHANGES_PER_DAY,
+            hostLevels[hostOfPage[i]!]! * Math.exp(HOST_RATE_SPREAD * standardNormal(random)),
+          ),
+        )
+      : logUniformChangesPerDay(random)
     if (workload === 'poisson') {
       pushPoisson(buffer, rate, 0, horizonDays, random)
       trueRates[i] = rate
@@ -196,6 +276,9 @@ export function syntheticUniverse(options: SyntheticOptions): Universe {
     importance: drawImportance(options.importanceKind, n, options.importanceRandom),
     budgetCrawlsPerDay: options.crawlsPerPagePerDay * n,
     timeScale: null,
+    hostOfPage,
+    hostNames: Array.from({ length: hostCount }, (_, h) => `host-${h}.example`),
+    sendsLastModified: lastModifiedFlags(hostOfPage, hostCount, options),
   }
 }
 

@@ -8,6 +8,7 @@ import {
   parseReplay,
   readReplayFile,
   REPLAY_FILES,
+  replayHost,
   replayUniverse,
 } from '../../../src/sim/replay.ts'
 import { SECONDS_PER_DAY } from '../../../src/math/units.ts'
@@ -61,4 +62,47 @@ test('replay universe: window mapped onto the horizon, Δ = changes / horizon, b
 test('malformed replay lines are rejected with their line number', () => {
   const header = JSON.stringify({ windowStart: 0, windowEnd: 10, unit: 'unix seconds' })
   assert.throws(() => parseReplay(`${header}\n{"page": "a", "changes": ["x"]}`), /line 2/)
+})
+
+test('peps replay file: 521 pages on two sites (python/peps, rust-lang/rfcs) and 2,126 changes (README figures)', async () => {
+  const data = await readReplayFile(join(DEFAULT_REPLAY_DIR, REPLAY_FILES['replay-peps']))
+  assert.equal(data.pages.length, 521)
+  assert.equal(
+    data.pages.reduce((s, p) => s + p.changesSeconds.length, 0),
+    2126,
+  )
+  assert.deepEqual([...new Set(data.pages.map((p) => replayHost(p.page)))].sort(), ['python/peps', 'rust-lang/rfcs'])
+})
+
+test('replay universe: budget in crawls per page per day, hosts from paths, Last-Modified per whole host', () => {
+  const day = SECONDS_PER_DAY
+  const rows = [JSON.stringify({ source: 't', windowStart: 0, windowEnd: 100 * day, unit: 'unix seconds' })]
+  for (let h = 0; h < 200; h++)
+    for (let k = 0; k < 3; k++) rows.push(JSON.stringify({ page: `site${h}/p${k}`, changes: [(10 + h / 10) * day] }))
+  const u = replayUniverse({
+    workload: 'replay-test',
+    data: parseReplay(rows.join('\n')),
+    importanceKind: 'equal',
+    pageCount: 600,
+    horizonDays: 10,
+    warmupDays: 2,
+    crawlsPerPagePerDay: 0.1,
+    crawlsPerChange: null,
+    random: createRandom(1),
+    importanceRandom: createRandom(2),
+    lastModifiedShare: 0.4,
+    lastModifiedRandom: createRandom(3),
+  })
+  assert.ok(Math.abs(u.budgetCrawlsPerDay - 60) < 1e-9)
+  assert.equal(u.hostNames?.length, 200)
+  const sends = new Map<number, Set<number>>()
+  for (let i = 0; i < u.pageCount; i++) {
+    const h = u.hostOfPage![i]!
+    assert.match(u.hostNames![h]!, /^site\d+$/)
+    sends.set(h, (sends.get(h) ?? new Set()).add(u.sendsLastModified![i]!))
+  }
+  // Every page of a host agrees, and about 40 % of the 200 hosts send one (σ ≈ 3.5 %).
+  for (const flags of sends.values()) assert.equal(flags.size, 1)
+  const share = [...sends.values()].filter((f) => f.has(1)).length / sends.size
+  assert.ok(share > 0.3 && share < 0.5, `share ${share}`)
 })
