@@ -13,6 +13,7 @@
  * only from the context's source (the Poisson schedule's draws).
  */
 import {
+  allChangedEvidenceNats,
   emptyEstimatorState,
   estimateOf,
   schedulingHistory,
@@ -86,7 +87,8 @@ export interface PageState {
   etag: string | null
   serverLastModifiedMs: number | null
   /**
-   * Its content hash changed on every fetch, even at the shortest probe interval: what the crawler hashes is
+   * Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no
+   * change (docs/math.md 1.11), or even at the shortest probe interval: what the crawler hashes is
    * noise (ads, timestamps, tokens), not the page. Such a page is kept at its floor rate.
    */
   noisy: boolean
@@ -219,6 +221,15 @@ interface CrawlStep {
 
 /** A probe interval this short that still saw a change means the content hash changes on every fetch. */
 const NOISE_INTERVAL_DAYS = 2 * PROBE_MIN_INTERVAL_DAYS
+/**
+ * Noise at the fleet's cadence (docs/math.md 1.11): a page is flagged when a change in every interval so far
+ * would have had a chance below NOISE_FALSE_POSITIVE_RATE for a Poisson page changing NOISE_MAX_CHANGES_PER_DAY
+ * times a day (or less). With hourly crawls that is about 10 intervals; intervals of a day or more add almost
+ * nothing, so the probes of crawlTiming.ts, which shorten the intervals of such a page, supply the evidence.
+ */
+const NOISE_MAX_CHANGES_PER_DAY = 24
+const NOISE_FALSE_POSITIVE_RATE = 0.01
+const NOISE_EVIDENCE_NATS = -Math.log(NOISE_FALSE_POSITIVE_RATE)
 
 const CHANGE_INFORMATION_REQUIRED = 'changed or contentHash is required after the first crawl of a page'
 const LATE_WITHOUT_CHANGE_INFORMATION =
@@ -342,8 +353,13 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
       next.lastChangedAtMs =
         lm !== null && lm > page.intervalStartAtMs! && lm <= crawl.crawledAtMs ? lm : crawl.crawledAtMs
     }
-    // Noise: even the shortest probe saw a change, and so did every interval before it.
-    next.noisy = changed ? page.noisy || (wasProbing && closedIntervalDays <= NOISE_INTERVAL_DAYS) : false
+    // Noise: every interval saw a change, and either even the shortest probe did, or their lengths make that
+    // improbable for any page changing at most NOISE_MAX_CHANGES_PER_DAY.
+    next.noisy = changed
+      ? page.noisy ||
+        (wasProbing && closedIntervalDays <= NOISE_INTERVAL_DAYS) ||
+        allChangedEvidenceNats(next.estimator, settings.estimator, NOISE_MAX_CHANGES_PER_DAY) >= NOISE_EVIDENCE_NATS
+      : false
     next.intervalStartAtMs = crawl.crawledAtMs
     next.lastContentHash = crawl.contentHash ?? (changed ? null : page.lastContentHash)
     outcome = {

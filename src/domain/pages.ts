@@ -87,7 +87,7 @@ export const pageSchema = z
     noisy: z
       .boolean()
       .describe(
-        "Its content hash changed on every fetch, even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content).",
+        "Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content).",
       ),
   })
   .meta({

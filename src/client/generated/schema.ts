@@ -852,7 +852,7 @@ export interface components {
             etag: string | null;
             /** @description Last-Modified of the latest successful fetch (If-Modified-Since). */
             lastModified: string | null;
-            /** @description Its content hash changed on every fetch, even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
+            /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
             noisy: boolean;
         };
         /** @description Pages to register or update; any invalid item → 400 and nothing is written. */

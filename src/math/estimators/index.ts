@@ -8,7 +8,7 @@ import { choGmChangesPerDay, llnChangesPerDay, naiveChangesPerDay, saStep, type 
 import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histogram.ts'
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
-import { clipRate, sanitizeDays } from './numbers.ts'
+import { clipRate, logOneMinusExpMinus, sanitizeDays } from './numbers.ts'
 import { fitShape, shapeFitDue } from './renewalFit.ts'
 import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
 import { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
@@ -226,6 +226,28 @@ export function schedulingHistory(
     changes: s.changes,
     shortestChangedIntervalDays: shortestBucketMeanDays(s.changedHistogram),
   }
+}
+
+/**
+ * Evidence that a page whose every interval saw a change changes faster than `maxChangesPerDay`
+ * (docs/math.md 1.11): −ln Π_i (1 − e^{−λ_max τ_i}) over the intervals of the scheduling history (the
+ * current segment for mleAdaptive), in nats; 0 when some interval saw no change. e^{−evidence} bounds the
+ * chance that a Poisson page with any rate up to λ_max saw a change in every one of these intervals,
+ * whatever rule chose their lengths from the outcomes before them.
+ */
+export function allChangedEvidenceNats(
+  state: EstimatorState,
+  estimator: EstimatorName,
+  maxChangesPerDay: number,
+): number {
+  const s = readEstimatorState(state)
+  const history = estimator === 'mleAdaptive' ? s.segment : s
+  if (history.intervals === 0 || history.changes < history.intervals) return 0
+  let nats = 0
+  for (const { intervalDays, weight } of histogramPoints(history.changedHistogram)) {
+    nats -= weight * logOneMinusExpMinus(maxChangesPerDay * intervalDays)
+  }
+  return nats
 }
 
 /** Restarts of the mleAdaptive segment (detected changes of rate) over the page's life. */

@@ -26,3 +26,8 @@ export function rateRatio(numerator: number, denominator: number): number {
   if (denominator > 0) return numerator / denominator
   return numerator > 0 ? Infinity : 0
 }
+
+/** ln(1 − e^{−s}) for s ≥ 0 (−∞ at 0), accurate at both ends. */
+export function logOneMinusExpMinus(s: number): number {
+  return s > 0.693 ? Math.log1p(-Math.exp(-s)) : Math.log(-Math.expm1(-s))
+}

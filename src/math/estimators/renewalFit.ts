@@ -27,6 +27,7 @@
  * since the fit (index.ts, renewalParameters).
  */
 import { histogramPoints, type HistogramBin, type WeightedInterval } from './histogram.ts'
+import { logOneMinusExpMinus } from './numbers.ts'
 
 /** The shapes the fit chooses among, besides Poisson (β = ∞). */
 const SHAPE_GRID: readonly number[] = Object.freeze([0.3, 0.4, 0.5, 0.7, 1, 1.5, 2, 3, 5, 8, 13, 20, 40])
@@ -67,11 +68,6 @@ interface Points {
   changed: WeightedInterval[]
   unchanged: WeightedInterval[]
   ages: WeightedInterval[]
-}
-
-/** ln(1 − e^{−s}) for s > 0, accurate at both ends. */
-function logOneMinusExpMinus(s: number): number {
-  return s > 0.693 ? Math.log1p(-Math.exp(-s)) : Math.log(-Math.expm1(-s))
 }
 
 /**

@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
+  allChangedEvidenceNats,
   emptyEstimatorState,
   estimateOf,
   rateChangesDetected,
@@ -171,4 +172,38 @@ test('mleAdaptive on renewal pages with a moderate tail (Pareto α = 3, Weibull 
       )
     }
   }
+})
+
+test('noise evidence: −Σ ln(1 − e^{−λτ}) while every interval changed, 0 after one that did not; it bounds the false positives of Poisson pages at λ', () => {
+  const intervals = [1 / 24, 0.5, 2, 1 / 24, 1 / 12]
+  let state = emptyEstimatorState()
+  for (const days of intervals)
+    state = stepEstimators(state, { intervalDays: days, changed: true, ageDays: null }, SETTINGS)
+  const expected = intervals.reduce((s, days) => s - Math.log(-Math.expm1(-24 * days)), 0)
+  for (const name of ['mle', 'mleAdaptive'] as const)
+    assert.ok(Math.abs(allChangedEvidenceNats(state, name, 24) - expected) < 1e-9 * expected, name)
+  const quiet = stepEstimators(state, { intervalDays: 1 / 24, changed: false, ageDays: null }, SETTINGS)
+  assert.equal(allChangedEvidenceNats(quiet, 'mle', 24), 0)
+  // Poisson pages at exactly λ, their next interval halved after every change down to an hour (as probes do):
+  // the share whose evidence ever reaches ln 20 is at most 1/20.
+  const random = createRandom(11)
+  const pages = 4000
+  let flagged = 0
+  for (let p = 0; p < pages; p++) {
+    let s = emptyEstimatorState()
+    let days = 2
+    for (let k = 0; k < 40; k++) {
+      const changed = random.next() < -Math.expm1(-24 * days)
+      s = stepEstimators(s, { intervalDays: days, changed, ageDays: null }, SETTINGS)
+      if (!changed) break
+      if (allChangedEvidenceNats(s, 'mle', 24) >= Math.log(20)) {
+        flagged++
+        break
+      }
+      days = Math.max(1 / 24, days / 2)
+    }
+  }
+  // Binomial(4000, ≤ 0.05): the bound plus three standard deviations.
+  assert.ok(flagged / pages <= 0.05 + 3 * Math.sqrt((0.05 * 0.95) / pages), `${flagged} of ${pages}`)
+  assert.ok(flagged > 0, 'the bound is approached at λ itself')
 })
