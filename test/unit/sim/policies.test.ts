@@ -193,10 +193,15 @@ test('on rates that jump tenfold mid-run, mleAdaptive keeps up where the whole-h
       runPolicy(u, recrawlPolicy(u, { estimator, spacing: 'periodic', reoptimizeDays: 1, random: createRandom(23) }), {
         mode: 'fleet',
       }).freshness / oracle
-    // Measured: zipf 0.964 → 0.983, equal 0.945 → 0.972 of the (time-averaged) oracle.
+    // Measured: zipf 0.979 → 0.983, equal 0.952 → 0.971 of the (time-averaged) oracle. (Before noise was
+    // recognised at the fleet's cadence, the whole-history MLE reached only 0.964 with zipf: pages that jumped
+    // past an hourly rate kept their crawls; they are now held at the floor, as the oracle holds them.)
     const mle = f('mle')
     const adaptive = f('mleAdaptive')
-    assert.ok(adaptive > mle + 0.01, `${importanceKind}: mleAdaptive ${adaptive} vs mle ${mle}`)
+    assert.ok(
+      adaptive > mle + (importanceKind === 'zipf' ? 0.002 : 0.01),
+      `${importanceKind}: mleAdaptive ${adaptive} vs mle ${mle}`,
+    )
     assert.ok(adaptive > 0.96, `${importanceKind}: mleAdaptive ${adaptive}`)
   }
 })
