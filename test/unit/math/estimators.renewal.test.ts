@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { SLOW } from '../../helpers/slow.ts'
 import {
   allChangedEvidenceNats,
   emptyEstimatorState,
@@ -154,25 +155,29 @@ function errors(
   return { mle: quantiles(mle), adaptive: quantiles(adaptive), restarts: restarts / pages }
 }
 
-test('mleAdaptive on renewal pages with a moderate tail (Pareto α = 3, Weibull k = 0.65, 0.8): median and p90 errors within 10 % of the whole-history MLE', (t) => {
-  const families: Family[] = [
-    { kind: 'pareto', alpha: 3 },
-    { kind: 'weibull', k: 0.65 },
-    { kind: 'weibull', k: 0.8 },
-  ]
-  let seed = 100
-  for (const family of families) {
-    for (const intervalDays of [0.2, 0.5, 1, 2, 3]) {
-      const e = errors(family, intervalDays, seed++)
-      const label = `${JSON.stringify(family)} τ=${intervalDays}`
-      assert.ok(e.adaptive[0] <= e.mle[0] * 1.1 + 0.01, `${label}: median ${e.adaptive[0]} vs MLE ${e.mle[0]}`)
-      assert.ok(e.adaptive[1] <= e.mle[1] * 1.1 + 0.01, `${label}: p90 ${e.adaptive[1]} vs MLE ${e.mle[1]}`)
-      t.diagnostic(
-        `${label}: MLE ${e.mle.map((x) => x.toFixed(3)).join('/')}, mleAdaptive ${e.adaptive.map((x) => x.toFixed(3)).join('/')}, restarts/page ${e.restarts.toFixed(2)}`,
-      )
+test(
+  'mleAdaptive on renewal pages with a moderate tail (Pareto α = 3, Weibull k = 0.65, 0.8): median and p90 errors within 10 % of the whole-history MLE',
+  SLOW,
+  (t) => {
+    const families: Family[] = [
+      { kind: 'pareto', alpha: 3 },
+      { kind: 'weibull', k: 0.65 },
+      { kind: 'weibull', k: 0.8 },
+    ]
+    let seed = 100
+    for (const family of families) {
+      for (const intervalDays of [0.2, 0.5, 1, 2, 3]) {
+        const e = errors(family, intervalDays, seed++)
+        const label = `${JSON.stringify(family)} τ=${intervalDays}`
+        assert.ok(e.adaptive[0] <= e.mle[0] * 1.1 + 0.01, `${label}: median ${e.adaptive[0]} vs MLE ${e.mle[0]}`)
+        assert.ok(e.adaptive[1] <= e.mle[1] * 1.1 + 0.01, `${label}: p90 ${e.adaptive[1]} vs MLE ${e.mle[1]}`)
+        t.diagnostic(
+          `${label}: MLE ${e.mle.map((x) => x.toFixed(3)).join('/')}, mleAdaptive ${e.adaptive.map((x) => x.toFixed(3)).join('/')}, restarts/page ${e.restarts.toFixed(2)}`,
+        )
+      }
     }
-  }
-})
+  },
+)
 
 test('noise evidence: −Σ ln(1 − e^{−λτ}) while every interval changed, 0 after one that did not; it bounds the false positives of Poisson pages at λ', () => {
   const intervals = [1 / 24, 0.5, 2, 1 / 24, 1 / 12]

@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { SLOW } from '../../helpers/slow.ts'
 import { readFileSync } from 'node:fs'
 import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
@@ -32,7 +33,7 @@ const SCHEDULES: [string, IntervalSampler][] = [
   ],
 ]
 
-test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages, final estimates)', (t) => {
+test('online MLE within 0.5 % of the exact MLE on the git/git replay (3509 pages, final estimates)', SLOW, (t) => {
   const lines = gunzipSync(readFileSync(REPLAY_FILE)).toString('utf8').trim().split('\n')
   const header = JSON.parse(lines[0]!) as { windowStart: number; windowEnd: number }
   const pages = lines.slice(1).map((line) => JSON.parse(line) as { page: string; changes: number[] })

@@ -8,6 +8,7 @@
 // 3. rateForPage(page, λ_h) reproduces every free page's rate (the O(1) update between solves).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { SLOW } from '../../helpers/slow.ts'
 import {
   rateForPage,
   solveRates,
@@ -221,81 +222,93 @@ function checkKkt(
 
 for (const objective of ['freshness', 'freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
   const instances = objective === 'freshness' ? 500 : 300
-  test(`${objective}: ${instances} seeded random instances match KKT, the slow solver's objective (1e-9) and rateForPage`, (t) => {
-    worst.budget = 0
-    worst.marginal = 0
-    let worstObjective = 0
-    const random = createRandom(objective.length * 7919)
-    let binding = 0
-    let freePages = 0
-    let edgePages = 0
-    let withCaps = 0
-    for (let k = 0; k < instances; k++) {
-      const { pages, caps, problem } = randomInstance(random, objective)
-      const label = `${objective} #${k}`
-      const s = solveRates(problem)
-      if (s.lambda > 0) binding++
-      if (caps.some((c, h) => s.hostLambda[h]! > s.lambda)) withCaps++
-      freePages += checkKkt(objective, pages, caps, problem.budgetCrawlsPerDay, s, label)
+  // The renewal and periodic kernels' reference solver is slow: seconds of CPU per 100 instances.
+  const tag = objective === 'freshness-renewal' || objective === 'freshness-periodic' ? SLOW : {}
+  test(
+    `${objective}: ${instances} seeded random instances match KKT, the slow solver's objective (1e-9) and rateForPage`,
+    tag,
+    (t) => {
+      worst.budget = 0
+      worst.marginal = 0
+      let worstObjective = 0
+      const random = createRandom(objective.length * 7919)
+      let binding = 0
+      let freePages = 0
+      let edgePages = 0
+      let withCaps = 0
+      for (let k = 0; k < instances; k++) {
+        const { pages, caps, problem } = randomInstance(random, objective)
+        const label = `${objective} #${k}`
+        const s = solveRates(problem)
+        if (s.lambda > 0) binding++
+        if (caps.some((c, h) => s.hostLambda[h]! > s.lambda)) withCaps++
+        freePages += checkKkt(objective, pages, caps, problem.budgetCrawlsPerDay, s, label)
 
-      const reference = referenceSolve(objective, pages, caps, problem.budgetCrawlsPerDay)
-      // A renewal page with β < 1 and l = 0 has f growing like ρ^β at 0, so at a rate within the budget's
-      // rounding (ρ < 1e-9 R, where Σρ = R holds to 1e-13) its utility is not determined to 1e-9: such
-      // pages are left out of the comparison, in ours and in the reference alike.
-      const steepAtZero = (p: Page, i: number) =>
-        objective === 'freshness-renewal' && p.beta < 1 && s.crawlsPerDay[i]! < 1e-9 * problem.budgetCrawlsPerDay
-      const value = (rates: ArrayLike<number>) =>
-        pages.reduce((a, p, i) => a + (steepAtZero(p, i) ? 0 : utility(objective, rates[i]!, p.delta, p.mu, p.beta)), 0)
-      const ours = value(s.crawlsPerDay)
-      const low = value(reference.upper) // spends ≥ R and ≥ C_h: an upper bound on the optimum
-      const high = value(reference.lower) // spends ≤ R and ≤ C_h: a lower bound
-      if (Number.isFinite(ours) && Number.isFinite(high) && Number.isFinite(low)) {
-        const slack = TOLERANCE * Math.max(Math.abs(low), Math.abs(high), 1e-300)
-        assert.ok(ours >= high - slack && ours <= low + slack, `${label}: objective ${ours} outside [${high}, ${low}]`)
-        if (Number.isFinite(ours))
-          worstObjective = Math.max(
-            worstObjective,
-            Math.max(high - ours, ours - low, 0) / Math.max(Math.abs(ours), 1e-300),
+        const reference = referenceSolve(objective, pages, caps, problem.budgetCrawlsPerDay)
+        // A renewal page with β < 1 and l = 0 has f growing like ρ^β at 0, so at a rate within the budget's
+        // rounding (ρ < 1e-9 R, where Σρ = R holds to 1e-13) its utility is not determined to 1e-9: such
+        // pages are left out of the comparison, in ours and in the reference alike.
+        const steepAtZero = (p: Page, i: number) =>
+          objective === 'freshness-renewal' && p.beta < 1 && s.crawlsPerDay[i]! < 1e-9 * problem.budgetCrawlsPerDay
+        const value = (rates: ArrayLike<number>) =>
+          pages.reduce(
+            (a, p, i) => a + (steepAtZero(p, i) ? 0 : utility(objective, rates[i]!, p.delta, p.mu, p.beta)),
+            0,
           )
-      }
-
-      pages.forEach((p, i) => {
-        const rho = s.crawlsPerDay[i]!
-        if (!(rho > p.l && rho < p.u) || s.lambda === 0) return
-        // Near the periodic edge the rate is ill-conditioned in λ (d ln ρ / d ln λ ≈ e^x/x², x = Δ/ρ:
-        // 1e6 at x = 20) and beyond x ≈ 37 no double λ gives it at all (docs/math.md 3.3). The KKT check
-        // above covers those pages.
-        if (
-          (objective === 'freshness-periodic' || (objective === 'freshness-renewal' && p.beta > 1)) &&
-          p.delta / rho > 20
-        ) {
-          edgePages++
-          return
+        const ours = value(s.crawlsPerDay)
+        const low = value(reference.upper) // spends ≥ R and ≥ C_h: an upper bound on the optimum
+        const high = value(reference.lower) // spends ≤ R and ≤ C_h: a lower bound
+        if (Number.isFinite(ours) && Number.isFinite(high) && Number.isFinite(low)) {
+          const slack = TOLERANCE * Math.max(Math.abs(low), Math.abs(high), 1e-300)
+          assert.ok(
+            ours >= high - slack && ours <= low + slack,
+            `${label}: objective ${ours} outside [${high}, ${low}]`,
+          )
+          if (Number.isFinite(ours))
+            worstObjective = Math.max(
+              worstObjective,
+              Math.max(high - ours, ours - low, 0) / Math.max(Math.abs(ours), 1e-300),
+            )
         }
-        const lh = p.host >= 0 ? s.hostLambda[p.host]! : s.lambda
-        const again = rateForPage(
-          { changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u, ageShape: p.beta },
-          lh,
-          objective,
-        )
-        // Rates are differences of terms of size Δ (√(μΔ/λ) − Δ), so compare on that scale.
-        assert.ok(
-          Math.abs(again - rho) <= 1e-9 * (rho + p.delta),
-          `${label} page ${i}: rateForPage ${again} ≠ solved ${rho}`,
-        )
-      })
-    }
-    // The generator must exercise every regime, or the checks above prove little.
-    assert.ok(binding > instances * 0.4, `only ${binding} binding budgets`)
-    assert.ok(withCaps > instances * 0.05, `only ${withCaps} instances with a binding host cap`)
-    assert.ok(freePages > instances, `only ${freePages} free pages`)
-    assert.ok(edgePages < freePages / 20, `${edgePages} of ${freePages} free pages at the periodic edge`)
-    t.diagnostic(
-      `binding budgets ${binding}/${instances}, binding host caps in ${withCaps}, free pages ${freePages} (${edgePages} at the periodic edge); ` +
-        `max |Σρ/R − 1| = ${worst.budget.toExponential(2)}, max |marginal/λ_h − 1| = ${worst.marginal.toExponential(2)}, ` +
-        `max objective outside the reference bracket = ${worstObjective.toExponential(2)}`,
-    )
-  })
+
+        pages.forEach((p, i) => {
+          const rho = s.crawlsPerDay[i]!
+          if (!(rho > p.l && rho < p.u) || s.lambda === 0) return
+          // Near the periodic edge the rate is ill-conditioned in λ (d ln ρ / d ln λ ≈ e^x/x², x = Δ/ρ:
+          // 1e6 at x = 20) and beyond x ≈ 37 no double λ gives it at all (docs/math.md 3.3). The KKT check
+          // above covers those pages.
+          if (
+            (objective === 'freshness-periodic' || (objective === 'freshness-renewal' && p.beta > 1)) &&
+            p.delta / rho > 20
+          ) {
+            edgePages++
+            return
+          }
+          const lh = p.host >= 0 ? s.hostLambda[p.host]! : s.lambda
+          const again = rateForPage(
+            { changesPerDay: p.delta, importance: p.mu, minCrawlsPerDay: p.l, maxCrawlsPerDay: p.u, ageShape: p.beta },
+            lh,
+            objective,
+          )
+          // Rates are differences of terms of size Δ (√(μΔ/λ) − Δ), so compare on that scale.
+          assert.ok(
+            Math.abs(again - rho) <= 1e-9 * (rho + p.delta),
+            `${label} page ${i}: rateForPage ${again} ≠ solved ${rho}`,
+          )
+        })
+      }
+      // The generator must exercise every regime, or the checks above prove little.
+      assert.ok(binding > instances * 0.4, `only ${binding} binding budgets`)
+      assert.ok(withCaps > instances * 0.05, `only ${withCaps} instances with a binding host cap`)
+      assert.ok(freePages > instances, `only ${freePages} free pages`)
+      assert.ok(edgePages < freePages / 20, `${edgePages} of ${freePages} free pages at the periodic edge`)
+      t.diagnostic(
+        `binding budgets ${binding}/${instances}, binding host caps in ${withCaps}, free pages ${freePages} (${edgePages} at the periodic edge); ` +
+          `max |Σρ/R − 1| = ${worst.budget.toExponential(2)}, max |marginal/λ_h − 1| = ${worst.marginal.toExponential(2)}, ` +
+          `max objective outside the reference bracket = ${worstObjective.toExponential(2)}`,
+      )
+    },
+  )
 }
 
 test('KKT check fails on a perturbed solution (the certificate can fail)', () => {

@@ -4,6 +4,7 @@
 // and through solveMultiplierSet with a counting kernel.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { SLOW } from '../../helpers/slow.ts'
 import { marginalUtility, solveRates, type Objective, type RateProblem } from '../../../src/math/optimizer/index.ts'
 import { HarmonicKernel, PassModel, PeriodicKernel, type RateKernel } from '../../../src/math/optimizer/kernels.ts'
 import { solveMultiplierSet } from '../../../src/math/optimizer/multiplierSearch.ts'
@@ -89,130 +90,142 @@ function columnsOf(problem: RateProblem): PageColumns {
 }
 
 for (const objective of ['freshness-periodic', 'harmonic'] as const) {
-  test(`${objective}: 300,000 benchmark-like pages solve in at most 4 full passes, with or without the page list`, (t) => {
-    const problem = benchmarkLike(300_000, 17, objective)
-    const columns = columnsOf(problem)
-    const n = problem.changesPerDay.length
-    const lambdas: number[] = []
-    const diagnostics: string[] = []
-    // Capacity 0: every page in the Taylor part; the default: an eighth of the pages may be listed.
-    for (const capacity of [n >> 3, 0]) {
-      const base = objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns)
-      const { kernel, passes, listPages } = counting(base, n)
+  test(
+    `${objective}: 300,000 benchmark-like pages solve in at most 4 full passes, with or without the page list`,
+    SLOW,
+    (t) => {
+      const problem = benchmarkLike(300_000, 17, objective)
+      const columns = columnsOf(problem)
+      const n = problem.changesPerDay.length
+      const lambdas: number[] = []
+      const diagnostics: string[] = []
+      // Capacity 0: every page in the Taylor part; the default: an eighth of the pages may be listed.
+      for (const capacity of [n >> 3, 0]) {
+        const base = objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns)
+        const { kernel, passes, listPages } = counting(base, n)
+        const out = new Float64Array(n)
+        const lambda = solveMultiplierSet({
+          kernel,
+          columns,
+          set: { indices: null, count: n },
+          targetCrawlsPerDay: problem.budgetCrawlsPerDay,
+          out,
+          scratch: [new Float64Array(n), new Float64Array(n)],
+          model: new PassModel(capacity),
+        })
+        checkKkt(problem, out, lambda, `capacity ${capacity}`)
+        lambdas.push(lambda)
+        if (capacity > 0) assert.ok(passes() <= 4, `capacity ${capacity}: ${passes()} passes`)
+        assert.ok(listPages() < n, `capacity ${capacity}: ${listPages()} list pages evaluated`)
+        diagnostics.push(`capacity ${capacity}: ${passes()} passes, ${listPages()} list pages`)
+      }
+      assert.ok(Math.abs(lambdas[0]! / lambdas[1]! - 1) < 1e-12, `λ with and without the list: ${lambdas}`)
+      t.diagnostic(diagnostics.join('; '))
+    },
+  )
+}
+
+for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
+  test(
+    `${objective}: a start hint (the previous λ, or one 100× off) changes the passes, not the solution`,
+    SLOW,
+    () => {
+      const problem = benchmarkLike(200_000, 23, objective)
+      if (objective === 'freshness-renewal')
+        problem.ageShape = Float64Array.from(problem.changesPerDay, (_, i) =>
+          i % 3 === 0 ? 0.7 : Number.POSITIVE_INFINITY,
+        )
+      // (checkKkt knows the Poisson-form marginals only: the renewal rows compare warm with cold.)
+      const kkt = objective !== 'freshness-renewal'
+      const cold = solveRates(problem)
+      if (kkt) checkKkt(problem, cold.crawlsPerDay, cold.lambda, 'cold')
+      for (const hint of [cold.lambda, cold.lambda * 100, cold.lambda / 100]) {
+        const warm = solveRates({ ...problem, lambdaHint: hint })
+        if (kkt) checkKkt(problem, warm.crawlsPerDay, warm.lambda, `hint ${hint}`)
+        assert.ok(
+          Math.abs(warm.lambda / cold.lambda - 1) < 1e-12,
+          `hint ${hint}: λ ${warm.lambda} against ${cold.lambda}`,
+        )
+        let worst = 0
+        for (let i = 0; i < cold.crawlsPerDay.length; i++) {
+          worst = Math.max(
+            worst,
+            Math.abs(warm.crawlsPerDay[i]! - cold.crawlsPerDay[i]!) / Math.max(1e-12, cold.crawlsPerDay[i]!),
+          )
+        }
+        assert.ok(worst < 1e-9, `hint ${hint}: a rate differs by ${worst} relative`)
+      }
+      if (!kkt) return
+      // Started at the solution, the search needs one full pass (from a sample it takes two).
+      const columns = columnsOf(problem)
+      const n = problem.changesPerDay.length
+      const { kernel, passes } = counting(
+        objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns),
+        n,
+      )
       const out = new Float64Array(n)
-      const lambda = solveMultiplierSet({
+      solveMultiplierSet({
         kernel,
         columns,
         set: { indices: null, count: n },
         targetCrawlsPerDay: problem.budgetCrawlsPerDay,
         out,
         scratch: [new Float64Array(n), new Float64Array(n)],
-        model: new PassModel(capacity),
+        model: new PassModel(n >> 3),
+        startLambda: cold.lambda,
       })
-      checkKkt(problem, out, lambda, `capacity ${capacity}`)
-      lambdas.push(lambda)
-      if (capacity > 0) assert.ok(passes() <= 4, `capacity ${capacity}: ${passes()} passes`)
-      assert.ok(listPages() < n, `capacity ${capacity}: ${listPages()} list pages evaluated`)
-      diagnostics.push(`capacity ${capacity}: ${passes()} passes, ${listPages()} list pages`)
-    }
-    assert.ok(Math.abs(lambdas[0]! / lambdas[1]! - 1) < 1e-12, `λ with and without the list: ${lambdas}`)
-    t.diagnostic(diagnostics.join('; '))
-  })
+      assert.ok(passes() <= 1, `${passes()} passes from the solution`)
+    },
+  )
 }
 
-for (const objective of ['freshness-periodic', 'harmonic', 'freshness-renewal'] as const) {
-  test(`${objective}: a start hint (the previous λ, or one 100× off) changes the passes, not the solution`, () => {
-    const problem = benchmarkLike(200_000, 23, objective)
-    if (objective === 'freshness-renewal')
-      problem.ageShape = Float64Array.from(problem.changesPerDay, (_, i) =>
-        i % 3 === 0 ? 0.7 : Number.POSITIVE_INFINITY,
-      )
-    // (checkKkt knows the Poisson-form marginals only: the renewal rows compare warm with cold.)
-    const kkt = objective !== 'freshness-renewal'
-    const cold = solveRates(problem)
-    if (kkt) checkKkt(problem, cold.crawlsPerDay, cold.lambda, 'cold')
-    for (const hint of [cold.lambda, cold.lambda * 100, cold.lambda / 100]) {
-      const warm = solveRates({ ...problem, lambdaHint: hint })
-      if (kkt) checkKkt(problem, warm.crawlsPerDay, warm.lambda, `hint ${hint}`)
-      assert.ok(
-        Math.abs(warm.lambda / cold.lambda - 1) < 1e-12,
-        `hint ${hint}: λ ${warm.lambda} against ${cold.lambda}`,
-      )
-      let worst = 0
-      for (let i = 0; i < cold.crawlsPerDay.length; i++) {
-        worst = Math.max(
-          worst,
-          Math.abs(warm.crawlsPerDay[i]! - cold.crawlsPerDay[i]!) / Math.max(1e-12, cold.crawlsPerDay[i]!),
-        )
+test(
+  'periodic trap at scale: 150,000 pages, half with μ/Δ = 1 (one shared edge), budgets across the edge, Σρ = R to 1e-9',
+  SLOW,
+  () => {
+    // The shared edge puts half the pages in the model's list at once (far more than it holds), and
+    // no λ meets these budgets: the finish of docs/math.md 3.3 must give the leftover to the edge pages.
+    const random = createRandom(23)
+    const n = 150_000
+    const delta = new Float64Array(n)
+    const importance = new Float64Array(n)
+    for (let i = 0; i < n; i++) {
+      delta[i] = Math.exp(Math.log(0.01) + random.next() * Math.log(1000))
+      importance[i] = random.next() < 0.5 ? delta[i]! : delta[i]! * Math.exp(random.next() * 6)
+    }
+    const base = {
+      changesPerDay: delta,
+      importance,
+      minCrawlsPerDay: new Float64Array(n),
+      maxCrawlsPerDay: new Float64Array(n).fill(Number.POSITIVE_INFINITY),
+      objective: 'freshness-periodic' as const,
+    }
+    // At λ = 1 the shared pages sit exactly at their edge (rate 0); the others are inside.
+    let atEdge = 0
+    let sharedDelta = 0
+    const x1 = (c: number) => {
+      // Root of g(x) = c by bisection on ln x (independent of the solver's table).
+      let low = 1e-12
+      let high = 60
+      for (let k = 0; k < 80; k++) {
+        const mid = Math.sqrt(low * high)
+        if (-Math.expm1(-mid) - mid * Math.exp(-mid) > c) high = mid
+        else low = mid
       }
-      assert.ok(worst < 1e-9, `hint ${hint}: a rate differs by ${worst} relative`)
+      return Math.sqrt(low * high)
     }
-    if (!kkt) return
-    // Started at the solution, the search needs one full pass (from a sample it takes two).
-    const columns = columnsOf(problem)
-    const n = problem.changesPerDay.length
-    const { kernel, passes } = counting(
-      objective === 'harmonic' ? new HarmonicKernel(columns) : new PeriodicKernel(columns),
-      n,
-    )
-    const out = new Float64Array(n)
-    solveMultiplierSet({
-      kernel,
-      columns,
-      set: { indices: null, count: n },
-      targetCrawlsPerDay: problem.budgetCrawlsPerDay,
-      out,
-      scratch: [new Float64Array(n), new Float64Array(n)],
-      model: new PassModel(n >> 3),
-      startLambda: cold.lambda,
-    })
-    assert.ok(passes() <= 1, `${passes()} passes from the solution`)
-  })
-}
-
-test('periodic trap at scale: 150,000 pages, half with μ/Δ = 1 (one shared edge), budgets across the edge, Σρ = R to 1e-9', () => {
-  // The shared edge puts half the pages in the model's list at once (far more than it holds), and
-  // no λ meets these budgets: the finish of docs/math.md 3.3 must give the leftover to the edge pages.
-  const random = createRandom(23)
-  const n = 150_000
-  const delta = new Float64Array(n)
-  const importance = new Float64Array(n)
-  for (let i = 0; i < n; i++) {
-    delta[i] = Math.exp(Math.log(0.01) + random.next() * Math.log(1000))
-    importance[i] = random.next() < 0.5 ? delta[i]! : delta[i]! * Math.exp(random.next() * 6)
-  }
-  const base = {
-    changesPerDay: delta,
-    importance,
-    minCrawlsPerDay: new Float64Array(n),
-    maxCrawlsPerDay: new Float64Array(n).fill(Number.POSITIVE_INFINITY),
-    objective: 'freshness-periodic' as const,
-  }
-  // At λ = 1 the shared pages sit exactly at their edge (rate 0); the others are inside.
-  let atEdge = 0
-  let sharedDelta = 0
-  const x1 = (c: number) => {
-    // Root of g(x) = c by bisection on ln x (independent of the solver's table).
-    let low = 1e-12
-    let high = 60
-    for (let k = 0; k < 80; k++) {
-      const mid = Math.sqrt(low * high)
-      if (-Math.expm1(-mid) - mid * Math.exp(-mid) > c) high = mid
-      else low = mid
+    for (let i = 0; i < n; i++) {
+      if (importance[i] === delta[i]) sharedDelta += delta[i]!
+      else atEdge += delta[i]! / x1(delta[i]! / importance[i]!)
     }
-    return Math.sqrt(low * high)
-  }
-  for (let i = 0; i < n; i++) {
-    if (importance[i] === delta[i]) sharedDelta += delta[i]!
-    else atEdge += delta[i]! / x1(delta[i]! / importance[i]!)
-  }
-  for (const x of [38, 45, 200]) {
-    const problem: RateProblem = { ...base, budgetCrawlsPerDay: atEdge + sharedDelta / x }
-    const s = solveRates(problem)
-    checkKkt(problem, s.crawlsPerDay, s.lambda, `x = ${x}`)
-    assert.ok(Math.abs(s.lambda - 1) < 1e-9, `x = ${x}: λ = ${s.lambda}`)
-  }
-})
+    for (const x of [38, 45, 200]) {
+      const problem: RateProblem = { ...base, budgetCrawlsPerDay: atEdge + sharedDelta / x }
+      const s = solveRates(problem)
+      checkKkt(problem, s.crawlsPerDay, s.lambda, `x = ${x}`)
+      assert.ok(Math.abs(s.lambda - 1) < 1e-9, `x = ${x}: λ = ${s.lambda}`)
+    }
+  },
+)
 
 test('periodic: 120,000 identical pages with a floor share one kink; budgets below, at and above it meet KKT', () => {
   const random = createRandom(29)

@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { SLOW } from '../../helpers/slow.ts'
 import { exactMle } from '../../../src/math/estimators/index.ts'
 import { DEFAULT_POISSON_LEVEL, flagMle, poissonFit, type PoissonVerdict } from '../../../src/math/poissonFit.ts'
 import { createRandom, type Random } from '../../../src/math/random.ts'
@@ -46,28 +47,32 @@ const resolved = (law: UpdateLaw, n: number, intervalDays: number) => (r: Random
 // μΔ = 0.1, 0.3, 1, 2, 4: 0.5, 1.5, 0, 0, 0.5 %; with Last-Modified (M2, 100 pages): 1, 0, 0, 1, 1 %;
 // periodic with the rate re-derived every 50 crawls (M6): 1, 0.5, 1, 1, 1 %. The former
 // distance (built on M4's μ̂, about half the truth at μΔ ≥ 1) was 0.154 on Poisson pages at μΔ = 2.
-test('false positives: Poisson pages on recrawl’s schedules are labelled not-poisson at about the 1 % level (320 pages)', () => {
-  let pages = 0
-  let falseAlarms = 0
-  const run = (tally: ReturnType<typeof verdicts>, expected: string, count: number) => {
-    assert.deepEqual([...tally.methods], [expected])
-    pages += count
-    falseAlarms += tally['not-poisson']
-  }
-  for (const intervalDays of [0.3, 1, 2, 4])
-    run(verdicts(EXPONENTIAL, 50, 1000 * intervalDays, periodic(EXPONENTIAL, 500, intervalDays)), 'M4', 50)
-  for (const intervalDays of [0.3, 1, 3])
-    run(
-      verdicts(EXPONENTIAL, 20, 2000 + 1000 * intervalDays, periodicWithAges(EXPONENTIAL, 400, intervalDays)),
-      'M2',
-      20,
-    )
-  for (const intervalDays of [0.3, 1, 3])
-    run(verdicts(EXPONENTIAL, 20, 7000 + 1000 * intervalDays, resolved(EXPONENTIAL, 400, intervalDays)), 'M6', 20)
-  assert.equal(pages, 320)
-  // 1 % of 320 is 3.2; Binomial(320, 0.01) exceeds 8 with probability 0.4 %.
-  assert.ok(falseAlarms <= 8, `${falseAlarms} of ${pages} Poisson pages labelled not-poisson`)
-})
+test(
+  'false positives: Poisson pages on recrawl’s schedules are labelled not-poisson at about the 1 % level (320 pages)',
+  SLOW,
+  () => {
+    let pages = 0
+    let falseAlarms = 0
+    const run = (tally: ReturnType<typeof verdicts>, expected: string, count: number) => {
+      assert.deepEqual([...tally.methods], [expected])
+      pages += count
+      falseAlarms += tally['not-poisson']
+    }
+    for (const intervalDays of [0.3, 1, 2, 4])
+      run(verdicts(EXPONENTIAL, 50, 1000 * intervalDays, periodic(EXPONENTIAL, 500, intervalDays)), 'M4', 50)
+    for (const intervalDays of [0.3, 1, 3])
+      run(
+        verdicts(EXPONENTIAL, 20, 2000 + 1000 * intervalDays, periodicWithAges(EXPONENTIAL, 400, intervalDays)),
+        'M2',
+        20,
+      )
+    for (const intervalDays of [0.3, 1, 3])
+      run(verdicts(EXPONENTIAL, 20, 7000 + 1000 * intervalDays, resolved(EXPONENTIAL, 400, intervalDays)), 'M6', 20)
+    assert.equal(pages, 320)
+    // 1 % of 320 is 3.2; Binomial(320, 0.01) exceeds 8 with probability 0.4 %.
+    assert.ok(falseAlarms <= 8, `${falseAlarms} of ${pages} Poisson pages labelled not-poisson`)
+  },
+)
 
 // Measured power (share labelled not-poisson; 100 pages per cell, 1000 periodic crawls, M4) at
 // μΔ = 0.1, 0.3, 1, 2, 4: Lomax α = 3: 66, 98, 100, 100, 100 %; Lomax α = 1.5: 90, 98, 100, 100, 100 %;
@@ -75,7 +80,7 @@ test('false positives: Poisson pages on recrawl’s schedules are labelled not-p
 // 57, 32, 10 %. With 200 crawls, Lomax α = 3: 5, 33, 64, 63, 55 %. With the rate re-derived every 50
 // crawls (M6, 40 pages): Lomax α = 3: 60, 90, 95, 98, 90 %; Weibull k = 0.5: 95, 100, 100, 100, 95 %.
 // With Last-Modified (M2): Lomax α = 3: 42, 92, 100, 100, 100 %; Weibull k = 0.5: 30, 86, 100, 100, 100 %.
-test('power: Pareto and Weibull pages crawled periodically are labelled not-poisson (1000 crawls)', () => {
+test('power: Pareto and Weibull pages crawled periodically are labelled not-poisson (1000 crawls)', SLOW, () => {
   for (const law of [lomax(1.5), lomax(3), weibull(0.5)]) {
     let detected = 0
     for (const intervalDays of [0.3, 1, 2])

@@ -194,12 +194,14 @@ test('empirical age law: both integrals equal brute-force averages over the wind
     const to = 30
     const law = empiricalAgeLaw(changes, from, to)
     const steps = 200_000
-    const ageAt = (s: number) => {
-      let last = Number.NEGATIVE_INFINITY
-      for (const c of changes) if (c <= s) last = c
+    // The age at each grid point, the grid walked in time order beside the (sorted) changes.
+    let next = 0
+    let last = Number.NEGATIVE_INFINITY
+    const ages = Float64Array.from({ length: steps }, (_, k) => {
+      const s = from + ((k + 0.5) * (to - from)) / steps
+      while (next < changes.length && changes[next]! <= s) last = changes[next++]!
       return s - last
-    }
-    const ages = Float64Array.from({ length: steps }, (_, k) => ageAt(from + ((k + 0.5) * (to - from)) / steps))
+    })
     for (const tau of [0.01, 0.4, 2, 9, 100]) {
       let fresh = 0
       let marginal = 0
