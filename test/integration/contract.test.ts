@@ -1022,6 +1022,8 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
       'etag',
       'host',
       'id',
+      'ifModifiedSince',
+      'ifNoneMatch',
       'lastModified',
       'url',
     ])

@@ -166,7 +166,7 @@ export interface paths {
         put?: never;
         /**
          * Report crawls in a batch
-         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
+         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
          */
         post: operations["postObservations"];
         delete?: never;
@@ -686,6 +686,10 @@ export interface components {
             lastModified: string | null;
             /** @description The content hash recrawl compares the next report with. */
             contentHash: string | null;
+            /** @description The If-None-Match header to send, ready as it is (the ETag of the latest successful fetch). */
+            ifNoneMatch: string | null;
+            /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
+            ifModifiedSince: string | null;
         };
         /** @description One stored crawl of a page. */
         Observation: {
@@ -736,6 +740,10 @@ export interface components {
                 index: number;
                 reason: string;
             }[];
+            /** @description Fields the service does not know, ignored (the items are applied): each name with the number of items that carried it. Only present when there were some. */
+            unknownFields?: {
+                [key: string]: number;
+            };
             /** @description Items stored and applied whose leaseId did not complete a lease on the page (malformed, unknown or already completed, expired, or the page was handed out again). The crawl is never lost because of its lease. */
             leaseNotCompleted: {
                 /** @description Position of the item in the batch. */
@@ -743,7 +751,7 @@ export interface components {
                 reason: string;
             }[];
         };
-        /** @description One crawl of one page. */
+        /** @description One crawl of one page. Fields not listed here are ignored, and counted in the receipt’s unknownFields. */
         ObservationReport: {
             /** @description Absolute http(s) URL of the crawled page. */
             url: string;
@@ -756,10 +764,7 @@ export interface components {
             changed?: boolean;
             /** @description Any digest of the content; a change = differs from the previous hash. */
             contentHash?: string;
-            /**
-             * Format: date-time
-             * @description HTTP Last-Modified of the response, RFC 3339.
-             */
+            /** @description HTTP Last-Modified of the response: the header as received (an HTTP date) or RFC 3339. */
             lastModified?: string;
             /** @description HTTP ETag of the response (kept for a conditional request next time). */
             etag?: string;
@@ -770,9 +775,11 @@ export interface components {
              * @enum {string}
              */
             fetchError?: "timeout" | "dns" | "connection" | "tls" | "other";
-            /** @description Retry-After of a 429 or 503, in seconds (the crawler converts an HTTP date). */
-            retryAfterSeconds?: number;
-            /** @description The Location of a 301 or 308: the page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing. */
+            /** @description Retry-After of a 429 or 503: seconds, or the header as received (digits or an HTTP date, counted from crawledAt). */
+            retryAfterSeconds?: number | string;
+            /** @description The same as retryAfterSeconds, named after the header: pass Retry-After through as received. When both are sent, retryAfterSeconds is used. */
+            retryAfter?: number | string;
+            /** @description The Location of a 301 or 308, as received: absolute, or relative to the crawled URL (RFC 9110). The page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing. */
             redirectTo?: string;
             /** @description The Crawl-delay of the host's robots.txt that applies to this crawler; 0 clears it. */
             robotsCrawlDelaySeconds?: number;
