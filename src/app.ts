@@ -98,6 +98,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installProblemHandlers(app)
+  // Closing: idle keep-alive connections are closed at once, and a request still in flight is answered with
+  // `Connection: close`, so its connection ends with the answer instead of holding the close until the
+  // keep-alive timeout.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
   app.addHook('preValidation', dropEmptyQueryValues)
   app.addHook('preValidation', refuseUnstorableText)
   acceptJsonMediaTypes(app)

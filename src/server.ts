@@ -15,6 +15,11 @@ import { MS_PER_MINUTE, MS_PER_SECOND } from './math/units.ts'
 const STATS_SAMPLE_MS = MS_PER_MINUTE
 const SIMULATED_STATS_SAMPLE_MS = 5 * MS_PER_SECOND
 
+/** The signals that close the service gracefully (Ctrl-C, `kill`, `docker stop`). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+/** A stop signal this soon after the first is the same stop delivered twice, not a request to exit at once. */
+const REPEATED_SIGNAL_WINDOW_MS = 2 * MS_PER_SECOND
+
 /** Process entry of `start`: config → logger → database → app → listen, and a graceful close on signals. */
 export async function startServer(config: Config): Promise<void> {
   const logger = createLogger(config)
@@ -80,20 +85,39 @@ export async function startServer(config: Config): Promise<void> {
     await app.close()
     await db.close()
   }
+  let closingSignal: string | undefined
   const signals = closeWithGrace(
-    { delay: config.shutdownGraceSeconds * MS_PER_SECOND, logger },
+    { delay: config.shutdownGraceSeconds * MS_PER_SECOND, logger, skip: [...STOP_SIGNALS] },
     async ({ signal, err }) => {
       if (err) logger.error({ err }, 'closing after an error')
-      else logger.info({ signal }, 'closing')
+      else logger.info({ signal: signal ?? closingSignal }, 'closing')
       await shutdown()
     },
   )
+  // SIGINT and SIGTERM are handled here rather than by close-with-grace, which exits at once on a second signal:
+  // Ctrl-C under `npm start` delivers SIGINT twice (the terminal signals the whole process group, and npm
+  // forwards its own copy), and the in-flight requests must still finish. A repeat within
+  // REPEATED_SIGNAL_WINDOW_MS is that same stop; a later one is an operator insisting, and exits at once.
+  let firstStopAtMs: number | null = null
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    const nowMs = performance.now()
+    if (firstStopAtMs === null) {
+      firstStopAtMs = nowMs
+      closingSignal = signal
+      void signals.close()
+    } else if (nowMs - firstStopAtMs > REPEATED_SIGNAL_WINDOW_MS) {
+      logger.error({ signal }, `second ${signal} while closing: exiting now`)
+      process.exit(1)
+    }
+  }
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal)
 
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (err) {
     // E.g. the port is taken: close the database properly (an embedded one is released) and report.
     signals.uninstall()
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, onStopSignal)
     await shutdown()
     throw err
   }

@@ -32,7 +32,7 @@ const PERMANENT_REDIRECTS = new Set([301, 308])
 const MAX_REDIRECTS = 5
 
 export async function fetchPage(
-  page: Pick<LeasedPage, 'url' | 'etag' | 'lastModified'>,
+  page: Pick<LeasedPage, 'url' | 'ifNoneMatch' | 'ifModifiedSince'>,
   options: FetchOptions,
 ): Promise<FetchOutcome> {
   const crawledAtMs = options.now()
@@ -41,8 +41,9 @@ export async function fetchPage(
     'user-agent': options.userAgent,
     accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
   }
-  if (page.etag) headers['if-none-match'] = page.etag
-  if (page.lastModified) headers['if-modified-since'] = new Date(page.lastModified).toUTCString()
+  // The lease carries the validators ready to send.
+  if (page.ifNoneMatch) headers['if-none-match'] = page.ifNoneMatch
+  if (page.ifModifiedSince) headers['if-modified-since'] = page.ifModifiedSince
   const doFetch = options.fetch ?? fetch
 
   let url = page.url
@@ -57,10 +58,11 @@ export async function fetchPage(
       const location = response.headers.get('location')
       const redirect =
         TEMPORARY_REDIRECTS.has(response.status) || (PERMANENT_REDIRECTS.has(response.status) && hops > 0)
-      // A permanent redirect of the URL we were given is reported, not followed: the page moved.
+      // A permanent redirect of the URL we were given is reported, not followed: the page moved. The Location
+      // goes as it came (recrawl resolves a relative one against the page's URL).
       if (PERMANENT_REDIRECTS.has(response.status) && hops === 0 && location) {
         await response.body?.cancel()
-        return outcome({ ...base, httpStatus: response.status, redirectTo: new URL(location, url).href })
+        return outcome({ ...base, httpStatus: response.status, redirectTo: location })
       }
       if (!redirect || !location || hops >= MAX_REDIRECTS) break
       await response.body?.cancel()
@@ -85,7 +87,7 @@ export async function fetchPage(
       return outcome({ ...base, fetchError: fetchErrorKind(err) })
     }
     const etag = response.headers.get('etag')
-    const lastModified = httpDateToIso(response.headers.get('last-modified'), crawledAtMs)
+    const lastModified = response.headers.get('last-modified')
     return outcome({
       ...base,
       httpStatus: status,
@@ -95,11 +97,11 @@ export async function fetchPage(
     })
   }
   await response.body?.cancel()
-  const retryAfterSeconds =
-    status === 429 || status === 503 ? parseRetryAfter(response.headers.get('retry-after'), crawledAtMs) : null
+  // Retry-After goes as it came (seconds or an HTTP date); the crawler reads it too, to pause the host itself.
+  const retryAfter = status === 429 || status === 503 ? response.headers.get('retry-after') : null
   return {
-    observation: { ...base, httpStatus: status, ...(retryAfterSeconds === null ? {} : { retryAfterSeconds }) },
-    hostRetryAfterSeconds: retryAfterSeconds,
+    observation: { ...base, httpStatus: status, ...(retryAfter === null ? {} : { retryAfter }) },
+    hostRetryAfterSeconds: parseRetryAfter(retryAfter, crawledAtMs),
   }
 }
 
@@ -140,14 +142,6 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
   if (/^\d+$/.test(text)) return Number(text)
   const at = Date.parse(text)
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - nowMs) / 1000))
-}
-
-/** An HTTP date as RFC 3339; null when absent, unreadable or later than the crawl (a server clock ahead). */
-export function httpDateToIso(value: string | null, crawledAtMs: number): string | null {
-  if (!value) return null
-  const ms = Date.parse(value)
-  if (Number.isNaN(ms) || ms > crawledAtMs) return null
-  return new Date(ms).toISOString()
 }
 
 /** The kind of a fetch that got no HTTP answer, as recrawl's `fetchError` names it. */

@@ -8,9 +8,17 @@ import { z } from 'zod'
 import { FETCH_ERRORS } from './fetchOutcomes.ts'
 import type { CrawlReport } from './pageStep.ts'
 import { textProblem } from './text.ts'
-import { readTimestamp, timestampSchema } from './timestamps.ts'
+import { readLastModified, readRetryAfterSeconds, readTimestamp, timestampSchema } from './timestamps.ts'
 import { canonicalUrl, type UrlRules } from './url.ts'
 import { MS_PER_MINUTE, SECONDS_PER_DAY } from '../math/units.ts'
+
+/** The longest Retry-After honoured; a longer one (or a later date) is read as this. */
+const RETRY_AFTER_MAX_SECONDS = 30 * SECONDS_PER_DAY
+
+/** Retry-After as a crawler has it: seconds (a number), or the header as received (digits or an HTTP date). */
+const retryAfterSchema = z
+  .union([z.number().min(0).max(RETRY_AFTER_MAX_SECONDS), z.string().min(1).max(100)])
+  .optional()
 
 export const observationReportSchema = z
   .object({
@@ -26,7 +34,10 @@ export const observationReportSchema = z
       .max(512)
       .optional()
       .describe('Any digest of the content; a change = differs from the previous hash.'),
-    lastModified: timestampSchema.optional().describe('HTTP Last-Modified of the response, RFC 3339.'),
+    lastModified: z
+      .string()
+      .optional()
+      .describe('HTTP Last-Modified of the response: the header as received (an HTTP date) or RFC 3339.'),
     etag: z
       .string()
       .min(1)
@@ -46,18 +57,18 @@ export const observationReportSchema = z
       .enum(FETCH_ERRORS)
       .optional()
       .describe('The fetch got no HTTP answer: a timeout, DNS, connection, TLS or other error.'),
-    retryAfterSeconds: z
-      .number()
-      .min(0)
-      .max(30 * SECONDS_PER_DAY)
-      .optional()
-      .describe('Retry-After of a 429 or 503, in seconds (the crawler converts an HTTP date).'),
+    retryAfterSeconds: retryAfterSchema.describe(
+      'Retry-After of a 429 or 503: seconds, or the header as received (digits or an HTTP date, counted from crawledAt).',
+    ),
+    retryAfter: retryAfterSchema.describe(
+      'The same as retryAfterSeconds, named after the header: pass Retry-After through as received. When both are sent, retryAfterSeconds is used.',
+    ),
     redirectTo: z
       .string()
       .max(4096)
       .optional()
       .describe(
-        'The Location of a 301 or 308: the page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing.',
+        'The Location of a 301 or 308, as received: absolute, or relative to the crawled URL (RFC 9110). The page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing.',
       ),
     robotsCrawlDelaySeconds: z
       .number()
@@ -67,8 +78,18 @@ export const observationReportSchema = z
       .describe("The Crawl-delay of the host's robots.txt that applies to this crawler; 0 clears it."),
     leaseId: z.string().optional().describe('Completes that lease for this page.'),
   })
-  .strict()
-  .meta({ id: 'ObservationReport', description: 'One crawl of one page.' })
+  // Fields the service does not know are ignored and counted (receipt.unknownFields, counted on the body as
+  // received by unknownFieldsOf): a fleet upgraded before or after the service, or a crawler sending more than
+  // it needs, loses no crawl (docs/api.md "Observations").
+  .strip()
+  .meta({
+    id: 'ObservationReport',
+    description:
+      'One crawl of one page. Fields not listed here are ignored, and counted in the receipt’s unknownFields.',
+  })
+
+/** The fields an observation may carry; any other is ignored and counted. */
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(observationReportSchema.shape))
 
 export type ObservationReport = z.infer<typeof observationReportSchema>
 
@@ -88,6 +109,12 @@ export const observationReceiptSchema = z
         'Older than the page’s latest crawl: stored, and folded in by replaying the page’s history in crawl-time order.',
       ),
     rejected: z.array(itemNoteSchema).describe('Not stored.'),
+    unknownFields: z
+      .record(z.string(), z.number().int())
+      .optional()
+      .describe(
+        'Fields the service does not know, ignored (the items are applied): each name with the number of items that carried it. Only present when there were some.',
+      ),
     leaseNotCompleted: z
       .array(itemNoteSchema)
       .describe(
@@ -136,13 +163,21 @@ export function checkReport(
     return { index, reason: 'crawledAt is more than 5 minutes in the future' }
   let lastModifiedMs: number | null = null
   if (item.lastModified !== undefined) {
-    const lastModified = readTimestamp(item.lastModified)
+    const lastModified = readLastModified(item.lastModified, nowMs)
     if ('error' in lastModified) return { index, reason: `lastModified is ${lastModified.error}` }
     lastModifiedMs = lastModified.ms
   }
+  let retryAfterSeconds: number | null = null
+  const retryAfter = item.retryAfterSeconds ?? item.retryAfter
+  if (retryAfter !== undefined) {
+    const read = readRetryAfterSeconds(retryAfter, crawledAtMs)
+    const field = item.retryAfterSeconds === undefined ? 'retryAfter' : 'retryAfterSeconds'
+    if ('error' in read) return { index, reason: `${field} is ${read.error}` }
+    retryAfterSeconds = Math.min(read.seconds, RETRY_AFTER_MAX_SECONDS)
+  }
   let redirectTo: string | null = null
   if ((item.httpStatus === 301 || item.httpStatus === 308) && item.redirectTo !== undefined) {
-    const target = canonicalUrl(item.redirectTo, urlRules)
+    const target = canonicalUrl(resolveLocation(item.redirectTo, normalized.url), urlRules)
     if ('error' in target) return { index, reason: `redirectTo: ${target.error}` }
     if (target.url === normalized.url) return { index, reason: 'redirectTo is the page itself' }
     redirectTo = target.url
@@ -158,9 +193,36 @@ export function checkReport(
     httpStatus: item.httpStatus ?? null,
     etag: item.etag ?? null,
     fetchError: item.fetchError ?? null,
-    retryAfterSeconds: item.retryAfterSeconds ?? null,
+    retryAfterSeconds,
     redirectTo,
     robotsCrawlDelaySeconds: item.robotsCrawlDelaySeconds ?? null,
     leaseId: item.leaseId ?? null,
   }
+}
+
+/**
+ * A Location header resolved against the URL that answered it (RFC 9110 §10.2.2 allows a relative reference);
+ * what cannot be resolved is returned as it is, for canonicalUrl to say why.
+ */
+function resolveLocation(location: string, baseUrl: string): string {
+  try {
+    return new URL(location, baseUrl).href
+  } catch {
+    return location
+  }
+}
+
+/**
+ * The receipt's unknownFields: each field of the items as received (before validation strips them) that the service
+ * does not know, with the number of items that carried it.
+ */
+export function countUnknownFields(items: readonly unknown[]): Record<string, number> {
+  const counts = new Map<string, number>()
+  for (const item of items) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) continue
+    for (const field of Object.keys(item)) {
+      if (!KNOWN_FIELDS.has(field)) counts.set(field, (counts.get(field) ?? 0) + 1)
+    }
+  }
+  return Object.fromEntries(counts)
 }

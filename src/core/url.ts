@@ -217,7 +217,7 @@ const nameOf = (piece: string): string => {
 
 /**
  * The canonical form of a page URL under `rules`, or a reason when the input cannot name a page: an
- * absolute http(s) URL with a host, at most MAX_URL_LENGTH characters before and after. The fragment is
+ * absolute http(s) URL with a host and no credentials, at most MAX_URL_LENGTH characters before and after. The fragment is
  * always dropped. Idempotent: canonicalUrl(canonicalUrl(u).url) is canonicalUrl(u).
  */
 export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { error: string } {
@@ -232,6 +232,12 @@ export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { err
     return { error: `url scheme must be http or https, not ${parsed.protocol.replace(':', '')}` }
   }
   if (!parsed.hostname) return { error: 'url has no host' }
+  // Page URLs are stored, listed, logged and shown on the dashboard: a password in one would be too.
+  if (parsed.username || parsed.password)
+    return {
+      error:
+        'url carries credentials (user:password@), which recrawl would store and show: remove them and keep them in the crawler',
+    }
   parsed.hash = ''
   // `search` is '' both for no query and for a bare `?`: the serialisation tells them apart.
   const queryStart = parsed.href.indexOf('?')
@@ -239,14 +245,12 @@ export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { err
 
   const hostname = canonicalHostname(parsed.hostname, rules)
   if (hostname === '') return { error: 'url has no host' }
-  const userinfo =
-    parsed.username || parsed.password ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''
   const port = parsed.port ? `:${parsed.port}` : ''
   const path = canonicalPath(parsed.pathname, rules)
   const search = canonicalQuery(query, rules)
   let result: URL
   try {
-    result = new URL(`${parsed.protocol}//${userinfo}${hostname}${port}${path}${search === null ? '' : `?${search}`}`)
+    result = new URL(`${parsed.protocol}//${hostname}${port}${path}${search === null ? '' : `?${search}`}`)
   } catch {
     return { error: 'url has no valid host once canonical' }
   }

@@ -52,7 +52,7 @@ import type { DomainDeps } from './deps.ts'
 
 export type { ObservationReport } from '../core/crawlReports.ts'
 
-export interface IngestResult extends ObservationReceipt {
+export interface IngestResult extends Omit<ObservationReceipt, 'unknownFields'> {
   /** Intervals among the accepted items that saw a change (for metrics). */
   changesDetected: number
   /** Pages registered by this batch. */

@@ -18,7 +18,7 @@ import type { Settings } from '../core/settings.ts'
 import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
-import { timestampSchema } from '../core/timestamps.ts'
+import { httpDate, timestampSchema } from '../core/timestamps.ts'
 import { earlyHandOutLimit, earlyHandOutWindow, handOutAllowance } from '../core/handOut.ts'
 import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
@@ -55,6 +55,16 @@ const leasedPageSchema = z
       .nullable()
       .describe('Last-Modified of the latest successful fetch: send it as If-Modified-Since.'),
     contentHash: z.string().nullable().describe('The content hash recrawl compares the next report with.'),
+    ifNoneMatch: z
+      .string()
+      .nullable()
+      .describe('The If-None-Match header to send, ready as it is (the ETag of the latest successful fetch).'),
+    ifModifiedSince: z
+      .string()
+      .nullable()
+      .describe(
+        'The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).',
+      ),
   })
   .meta({
     id: 'LeasedPage',
@@ -141,6 +151,8 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       etag: p.etag,
       lastModified: p.serverLastModified?.toISOString() ?? null,
       contentHash: p.lastContentHash,
+      ifNoneMatch: p.etag,
+      ifModifiedSince: p.serverLastModified === null ? null : httpDate(p.serverLastModified.getTime()),
     })),
     expiredReturned,
   }

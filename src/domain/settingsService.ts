@@ -1,6 +1,7 @@
 import { loadSettings, readOptimizerState, writeSettingsDocument } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
-import { InvalidInputError } from '../core/errors.ts'
+import { InvalidInputError, UnprocessableError } from '../core/errors.ts'
+import { minimumCrawlsPerDayNeeded } from '../store/optimizerRepo.ts'
 import { retimeAllPages } from './pages.ts'
 import { stepContext } from '../core/pageStep.ts'
 import { mergeSettings, settingsSchema, type Settings, type SettingsPatch } from '../core/settings.ts'
@@ -26,7 +27,7 @@ const RETIMING_KEYS = [
 
 /**
  * Applies a partial change atomically: the merged settings must be valid as a whole (else 400,
- * nothing stored), and new URL rules must not merge stored pages or host limits (else 422, nothing
+ * nothing stored), the budget must fit the pages' lower bounds (else 422, nothing stored), and new URL rules must not merge stored pages or host limits (else 422, nothing
  * stored). When the change affects scheduling, every page's estimates, rate and due time are
  * re-derived in the same transaction, so no page is ever scheduled from a stale choice.
  */
@@ -42,6 +43,14 @@ export async function patchSettings(
       throw new InvalidInputError('the settings would be invalid; nothing was changed', errors)
     }
     const next = parsed.data
+    // A budget the pages' lower bounds cannot fit in is refused now, not at the next optimiser run.
+    if (next.budgetCrawlsPerDay !== current.budgetCrawlsPerDay || next.minCrawlsPerDay !== current.minCrawlsPerDay) {
+      const needed = await minimumCrawlsPerDayNeeded(client, next.minCrawlsPerDay)
+      if (needed > next.budgetCrawlsPerDay * (1 + 1e-12))
+        throw new UnprocessableError(
+          `infeasible crawl budget: the pages' minimum crawl rates need ${needed} crawls per day but budgetCrawlsPerDay would be ${next.budgetCrawlsPerDay}; nothing was changed`,
+        )
+    }
     await writeSettingsDocument(client, next)
     // New URL rules rename stored pages and host limits now (or refuse a merge), so that every stored name is canonical.
     const urlsChanged = JSON.stringify(current.urls) !== JSON.stringify(next.urls)

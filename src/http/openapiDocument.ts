@@ -34,6 +34,25 @@ const TAGS = [
 const SIMULATION_TAG = { name: 'simulation', description: 'The simulated clock (SIMULATED_CLOCK=true only).' }
 
 type RouteDocument = Parameters<typeof jsonSchemaTransform>[0]
+
+/**
+ * What every /v1 answer carries when RATE_LIMIT_PER_MINUTE is set (@fastify/rate-limit, src/app.ts): the
+ * client's budget of requests in the current minute. Declared on every /v1 response; absent when no limit is set.
+ */
+const RATE_LIMIT_HEADERS: Record<string, { type: 'integer'; description: string }> = {
+  'X-RateLimit-Limit': {
+    type: 'integer',
+    description: 'Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set.',
+  },
+  'X-RateLimit-Remaining': {
+    type: 'integer',
+    description: 'Requests left in the current minute. Only when a limit is set.',
+  },
+  'X-RateLimit-Reset': {
+    type: 'integer',
+    description: 'Seconds until the current minute’s count starts again. Only when a limit is set.',
+  },
+}
 type ResponseDeclarations = Record<string, { headers?: unknown } | undefined>
 
 /**
@@ -49,11 +68,15 @@ function documentRoute(document: RouteDocument): ReturnType<typeof jsonSchemaTra
   schema.security = document.route.config?.role ? BEARER_SECURITY : []
   const declared = (document.schema as { response?: ResponseDeclarations } | undefined)?.response
   const transformed = schema.response as Record<string, Record<string, unknown>> | undefined
+  const rateLimited = document.url.startsWith('/v1/')
   if (declared && transformed) {
     schema.response = Object.fromEntries(
       Object.entries(transformed).map(([status, response]) => {
-        const headers = declared[status]?.headers
-        return [status, headers ? { ...response, headers } : response]
+        const headers = {
+          ...(rateLimited ? RATE_LIMIT_HEADERS : {}),
+          ...(declared[status]?.headers as Record<string, unknown> | undefined),
+        }
+        return [status, Object.keys(headers).length > 0 ? { ...response, headers } : response]
       }),
     )
   }

@@ -88,6 +88,9 @@ function unavailableDetail(err: unknown): string {
   if (code === '55P03')
     return 'the request waited too long for a lock held by a concurrent change (DATABASE_LOCK_TIMEOUT_MS)'
   if (code === '53300') return 'the database has no free connection slot'
+  if (code === '3D000') return 'the database does not exist'
+  if (code === '55000' || code === '57P01' || code === '57P03')
+    return 'the database is not accepting connections (shut down, starting or closed by its administrator)'
   return 'the database is unavailable'
 }
 

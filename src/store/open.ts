@@ -50,7 +50,9 @@ export async function retryWhileDatabaseUnavailable<T>(
     try {
       return await attempt()
     } catch (err) {
-      if (!isDatabaseUnavailable(err)) throw err
+      // A database that does not exist at start is a configuration error, said at once; once running, the
+      // same error (the database was dropped) is an outage, answered 503.
+      if (!isDatabaseUnavailable(err) || (err as { code?: unknown }).code === '3D000') throw err
       const leftMs = deadlineMs - performance.now()
       const reason = unavailableReason(err)
       if (leftMs <= 0) {

@@ -262,3 +262,16 @@ export async function recentOptimizerRuns(q: Queryable, limit: number): Promise<
   )
   return rows
 }
+
+/**
+ * The crawls per day the pages' lower bounds need together, with `defaultMinCrawlsPerDay` for pages without
+ * their own (core/crawlTiming.ts, pageBounds). Gone and redirected pages are out of the budget and need none.
+ */
+export async function minimumCrawlsPerDayNeeded(q: Queryable, defaultMinCrawlsPerDay: number): Promise<number> {
+  const { rows } = await q.query<{ needed: number }>(
+    `SELECT coalesce(sum(coalesce(min_crawls_per_day, $1::float8)), 0)::float8 AS needed
+       FROM pages WHERE status NOT IN ('gone', 'redirected')`,
+    [defaultMinCrawlsPerDay],
+  )
+  return rows[0]!.needed
+}

@@ -21,19 +21,21 @@ const MAX_ATTEMPTS_AFTER_LOST_CONNECTION = 2
  * configured timeout (statement, lock, idle in transaction) cut the request short.
  */
 const UNAVAILABLE_SQLSTATES = new Set([
-  '08000', // connection_exception
-  '08001', // sqlclient_unable_to_establish_sqlconnection
-  '08003', // connection_does_not_exist
-  '08004', // sqlserver_rejected_establishment_of_sqlconnection
-  '08006', // connection_failure
+  '25006', // read_only_sql_transaction: connected to a standby (a failover in progress)
   '25P03', // idle_in_transaction_session_timeout
+  '3D000', // invalid_catalog_name: the database does not exist (dropped, or not created yet)
   '53300', // too_many_connections
+  '55000', // object_not_in_prerequisite_state: the database is not accepting connections (ALLOW_CONNECTIONS false)
   '55P03', // lock_not_available (lock_timeout)
   '57014', // query_canceled (statement_timeout)
-  '57P01', // admin_shutdown
+  '57P01', // admin_shutdown (pg_terminate_backend, a fast shutdown)
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now (starting up, in recovery)
+  '57P04', // database_dropped
+  '57P05', // idle_session_timeout
 ])
+/** Class 08, connection exception, in every subclass (08000, 08001, 08003, 08004, 08006, 08P01, …). */
+const UNAVAILABLE_SQLSTATE_CLASS = /^08[0-9A-Z]{3}$/
 /** Socket errors on the way to the database. */
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
@@ -56,7 +58,11 @@ const UNAVAILABLE_MESSAGE =
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (err === null || typeof err !== 'object') return false
   const e = err as { code?: unknown; message?: unknown; errors?: unknown }
-  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_ERRNOS.has(e.code))) return true
+  if (
+    typeof e.code === 'string' &&
+    (UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_SQLSTATE_CLASS.test(e.code) || UNAVAILABLE_ERRNOS.has(e.code))
+  )
+    return true
   // A host name with several addresses fails with an AggregateError of one error per address.
   if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isDatabaseUnavailable)) return true
   return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)

@@ -994,8 +994,11 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
     assert.equal(run.pagesCrawled, crawled)
     assertRel(run.expectedFreshness, weighted / weights, 1e-6, 'expectedFreshness')
 
-    // Lower bounds that need more than the budget: 422, and the stored rates stay as they were.
-    assert.equal((await call('PATCH', '/v1/settings', { minCrawlsPerDay: 10 })).statusCode, 200)
+    // Lower bounds that need more than the budget: refused when set (422), and by the optimiser when a page's
+    // own floor makes them so.
+    assertProblem(await call('PATCH', '/v1/settings', { minCrawlsPerDay: 10 }), 422, 'infeasible')
+    const floor = { url: 'https://floor.contract.example/a', minCrawlsPerDay: 1e6 }
+    assert.equal((await call('PUT', '/v1/pages', { pages: [floor] })).statusCode, 200)
     const infeasible = await call('POST', '/v1/optimize')
     assertProblem(infeasible, 422, 'infeasible')
   })
@@ -1022,6 +1025,8 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
       'etag',
       'host',
       'id',
+      'ifModifiedSince',
+      'ifNoneMatch',
       'lastModified',
       'url',
     ])

@@ -256,13 +256,15 @@ describe('numbers at and past their bounds', () => {
           maxCrawlsPerDay: 1e9,
         },
         {
-          budgetCrawlsPerDay: 1e-9,
+          // The two pages' floors need 2e-9 a day: a smaller budget is refused with 422.
+          budgetCrawlsPerDay: 2e-9,
           defaultChangesPerDay: 1e-9,
           minChangesPerDay: 0,
           maxChangesPerDay: 1e-9,
           maxCrawlsPerDay: 1e-9,
           minCrawlsPerDay: 1e-9,
         },
+        { minCrawlsPerDay: 0, budgetCrawlsPerDay: 1e-9 },
         { lln: { alpha: 0.999999 }, estimator: 'lln' as const },
         { lln: { alpha: 1e-12 }, estimator: 'lln' as const },
       ]) {

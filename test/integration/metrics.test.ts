@@ -249,9 +249,11 @@ async function leaseTwice(t: TestApp, checks: { due?(): Promise<void>; leased?()
 async function optimizeOnce(t: TestApp): Promise<{ durationMs: number }> {
   const run = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
   assert.equal(run.statusCode, 200, run.body)
-  await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 1e6 } })
+  // A host cap below its pages' floors (PATCH /v1/settings refuses an infeasible budget itself).
+  const cap = await t.app.inject({ method: 'PUT', url: '/v1/hosts/m1.example', payload: { maxCrawlsPerDay: 0.001 } })
+  assert.equal(cap.statusCode, 200, cap.body)
   assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 422)
-  await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 0.01 } })
+  await t.app.inject({ method: 'DELETE', url: '/v1/hosts/m1.example' })
   return run.json()
 }
 

@@ -158,13 +158,19 @@ describe('POST /v1/optimize', () => {
     const t = await testAppFor(ctx)
     await optimizeTaughtPages(t)
     const runsBefore = (await t.db.pool.query('SELECT count(*)::int AS n FROM optimizer_runs')).rows[0].n
-    await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 5 } })
+    // The settings refuse such a budget when it is set (docs/api.md "Settings")...
+    const patched = await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 5 } })
+    assert.equal(patched.statusCode, 422)
+    // ...but a page registered later with a high floor can still make the bounds exceed it.
+    const { budgetCrawlsPerDay } = (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
+    const floor = { url: 'https://floor.example/a', minCrawlsPerDay: budgetCrawlsPerDay }
+    await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [floor] } })
     const res = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
     assert.equal(res.statusCode, 422)
     assert.match(res.json().detail, /budget/i)
     const runsAfter = (await t.db.pool.query('SELECT count(*)::int AS n FROM optimizer_runs')).rows[0].n
     assert.equal(runsAfter, runsBefore)
-    await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { minCrawlsPerDay: 0.01 } })
+    await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: [{ ...floor, minCrawlsPerDay: 1 }] } })
     assert.equal((await t.app.inject({ method: 'POST', url: '/v1/optimize' })).statusCode, 200)
   })
 })

@@ -166,7 +166,7 @@ export interface paths {
         put?: never;
         /**
          * Report crawls in a batch
-         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
+         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
          */
         post: operations["postObservations"];
         delete?: never;
@@ -686,6 +686,10 @@ export interface components {
             lastModified: string | null;
             /** @description The content hash recrawl compares the next report with. */
             contentHash: string | null;
+            /** @description The If-None-Match header to send, ready as it is (the ETag of the latest successful fetch). */
+            ifNoneMatch: string | null;
+            /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
+            ifModifiedSince: string | null;
         };
         /** @description One stored crawl of a page. */
         Observation: {
@@ -736,6 +740,10 @@ export interface components {
                 index: number;
                 reason: string;
             }[];
+            /** @description Fields the service does not know, ignored (the items are applied): each name with the number of items that carried it. Only present when there were some. */
+            unknownFields?: {
+                [key: string]: number;
+            };
             /** @description Items stored and applied whose leaseId did not complete a lease on the page (malformed, unknown or already completed, expired, or the page was handed out again). The crawl is never lost because of its lease. */
             leaseNotCompleted: {
                 /** @description Position of the item in the batch. */
@@ -743,7 +751,7 @@ export interface components {
                 reason: string;
             }[];
         };
-        /** @description One crawl of one page. */
+        /** @description One crawl of one page. Fields not listed here are ignored, and counted in the receipt’s unknownFields. */
         ObservationReport: {
             /** @description Absolute http(s) URL of the crawled page. */
             url: string;
@@ -756,10 +764,7 @@ export interface components {
             changed?: boolean;
             /** @description Any digest of the content; a change = differs from the previous hash. */
             contentHash?: string;
-            /**
-             * Format: date-time
-             * @description HTTP Last-Modified of the response, RFC 3339.
-             */
+            /** @description HTTP Last-Modified of the response: the header as received (an HTTP date) or RFC 3339. */
             lastModified?: string;
             /** @description HTTP ETag of the response (kept for a conditional request next time). */
             etag?: string;
@@ -770,9 +775,11 @@ export interface components {
              * @enum {string}
              */
             fetchError?: "timeout" | "dns" | "connection" | "tls" | "other";
-            /** @description Retry-After of a 429 or 503, in seconds (the crawler converts an HTTP date). */
-            retryAfterSeconds?: number;
-            /** @description The Location of a 301 or 308: the page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing. */
+            /** @description Retry-After of a 429 or 503: seconds, or the header as received (digits or an HTTP date, counted from crawledAt). */
+            retryAfterSeconds?: number | string;
+            /** @description The same as retryAfterSeconds, named after the header: pass Retry-After through as received. When both are sent, retryAfterSeconds is used. */
+            retryAfter?: number | string;
+            /** @description The Location of a 301 or 308, as received: absolute, or relative to the crawled URL (RFC 9110). The page moved there (registered as a page) and is no longer scheduled. Without it a 301/308 says nothing. */
             redirectTo?: string;
             /** @description The Crawl-delay of the host's robots.txt that applies to this crawler; 0 clears it. */
             robotsCrawlDelaySeconds?: number;
@@ -1319,6 +1326,12 @@ export interface operations {
             /** @description The next pages. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1328,6 +1341,12 @@ export interface operations {
             /** @description Bad host, cursor or limit. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1337,6 +1356,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1348,6 +1373,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1357,6 +1388,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1366,6 +1403,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1377,6 +1420,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1386,6 +1435,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1412,6 +1467,12 @@ export interface operations {
             /** @description Every page of the batch is written, with its rate and due time. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1421,6 +1482,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1430,6 +1497,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1441,6 +1514,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1450,6 +1529,12 @@ export interface operations {
             /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
             409: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1459,6 +1544,12 @@ export interface operations {
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1468,6 +1559,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1477,6 +1574,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1488,6 +1591,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1497,6 +1606,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1522,6 +1637,12 @@ export interface operations {
             /** @description The page. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1531,6 +1652,12 @@ export interface operations {
             /** @description Missing or invalid url. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1540,6 +1667,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1551,6 +1684,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1560,6 +1699,12 @@ export interface operations {
             /** @description No page with this URL. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1569,6 +1714,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1578,6 +1729,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1589,6 +1746,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1598,6 +1761,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1623,6 +1792,12 @@ export interface operations {
             /** @description The page. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1632,6 +1807,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1641,6 +1822,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1652,6 +1839,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1661,6 +1854,12 @@ export interface operations {
             /** @description No page with this id. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,6 +1869,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1679,6 +1884,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1690,6 +1901,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1699,6 +1916,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1724,6 +1947,12 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1731,6 +1960,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1740,6 +1975,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1751,6 +1992,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1760,6 +2007,12 @@ export interface operations {
             /** @description No page with this id. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1769,6 +2022,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1778,6 +2037,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1789,6 +2054,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1798,6 +2069,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1828,6 +2105,12 @@ export interface operations {
             /** @description The next observations. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,6 +2120,12 @@ export interface operations {
             /** @description Bad before or limit. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1846,6 +2135,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1857,6 +2152,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1866,6 +2167,12 @@ export interface operations {
             /** @description No page with this id. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1875,6 +2182,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,6 +2197,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1895,6 +2214,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1904,6 +2229,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1929,6 +2260,12 @@ export interface operations {
             /** @description The estimates. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1938,6 +2275,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1947,6 +2290,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -1958,6 +2307,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1967,6 +2322,12 @@ export interface operations {
             /** @description No page with this id. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1976,6 +2337,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1985,6 +2352,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -1996,6 +2369,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2005,6 +2384,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2031,6 +2416,12 @@ export interface operations {
             /** @description The batch is committed: what became of each item. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2040,6 +2431,12 @@ export interface operations {
             /** @description The body does not match the schema; nothing was stored. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2049,6 +2446,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2060,6 +2463,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2069,6 +2478,12 @@ export interface operations {
             /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
             409: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2078,6 +2493,12 @@ export interface operations {
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2087,6 +2508,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2096,6 +2523,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2107,6 +2540,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2116,6 +2555,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2138,6 +2583,12 @@ export interface operations {
             /** @description The settings. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2147,6 +2598,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2156,6 +2613,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2167,6 +2630,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2176,6 +2645,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2185,6 +2660,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2196,6 +2677,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2205,6 +2692,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2232,6 +2725,12 @@ export interface operations {
             /** @description The settings after the change. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2241,6 +2740,12 @@ export interface operations {
             /** @description Unknown key, bad value (docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2250,6 +2755,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2261,6 +2772,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2270,15 +2787,27 @@ export interface operations {
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description New URL rules would give two stored pages or host limits one name; nothing was changed. */
+            /** @description The budget is less than the pages’ minimum crawl rates need, or new URL rules would give two stored pages or host limits one name; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2288,6 +2817,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2299,6 +2834,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2308,6 +2849,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2330,6 +2877,12 @@ export interface operations {
             /** @description The simulated time. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2339,6 +2892,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2348,6 +2907,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2359,6 +2924,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2368,6 +2939,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2377,6 +2954,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2388,6 +2971,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2397,6 +2986,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2423,6 +3018,12 @@ export interface operations {
             /** @description The simulated time after the move. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2432,6 +3033,12 @@ export interface operations {
             /** @description now is not an RFC 3339 timestamp. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2441,6 +3048,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2452,6 +3065,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2461,6 +3080,12 @@ export interface operations {
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2470,6 +3095,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2479,6 +3110,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2490,6 +3127,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,6 +3142,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2525,6 +3174,12 @@ export interface operations {
             /** @description The lease and its pages (none when nothing is due). */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2534,6 +3189,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,6 +3204,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2554,6 +3221,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2563,6 +3236,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2572,6 +3251,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2583,6 +3268,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2592,6 +3283,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2617,6 +3314,12 @@ export interface operations {
             /** @description The lease is released. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2626,6 +3329,12 @@ export interface operations {
             /** @description leaseId is not a UUID. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2635,6 +3344,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2646,6 +3361,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2655,6 +3376,12 @@ export interface operations {
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2664,6 +3391,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2673,6 +3406,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2684,6 +3423,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2693,6 +3438,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2722,6 +3473,12 @@ export interface operations {
             /** @description The lease is extended. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,6 +3488,12 @@ export interface operations {
             /** @description leaseId is not a UUID, or the body is invalid. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2740,6 +3503,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2751,6 +3520,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2760,6 +3535,12 @@ export interface operations {
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2769,6 +3550,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2778,6 +3565,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2789,6 +3582,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3597,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2827,6 +3632,12 @@ export interface operations {
             /** @description The pages the lease held are released. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2836,6 +3647,12 @@ export interface operations {
             /** @description leaseId is not a UUID, or the body is invalid. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2845,6 +3662,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2856,6 +3679,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2865,6 +3694,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2874,6 +3709,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2885,6 +3726,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2894,6 +3741,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2921,6 +3774,12 @@ export interface operations {
             /** @description The upcoming crawls. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2930,6 +3789,12 @@ export interface operations {
             /** @description Bad limit or until. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2939,6 +3804,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -2950,6 +3821,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2959,6 +3836,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2968,6 +3851,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2979,6 +3868,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,6 +3883,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3010,6 +3911,12 @@ export interface operations {
             /** @description The run’s outcome; every page’s rate and due time are stored. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3019,6 +3926,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3028,6 +3941,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3039,6 +3958,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3048,6 +3973,12 @@ export interface operations {
             /** @description The pages’ lower bounds need more than the budget or a host’s cap, or the optimiser cannot represent the solution; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,6 +3988,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3068,6 +4005,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3077,6 +4020,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3099,6 +4048,12 @@ export interface operations {
             /** @description The hosts. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,6 +4063,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3117,6 +4078,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3128,6 +4095,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3137,6 +4110,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3146,6 +4125,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3157,6 +4142,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3166,6 +4157,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3195,6 +4192,12 @@ export interface operations {
             /** @description The host with its new limits. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3204,6 +4207,12 @@ export interface operations {
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +4222,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3224,6 +4239,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +4254,12 @@ export interface operations {
             /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
             409: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3242,6 +4269,12 @@ export interface operations {
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3251,6 +4284,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3260,6 +4299,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3271,6 +4316,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3280,6 +4331,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3305,6 +4362,12 @@ export interface operations {
             /** @description The limits are removed. */
             204: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3312,6 +4375,12 @@ export interface operations {
             /** @description Not a host name. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +4390,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3332,6 +4407,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,6 +4422,12 @@ export interface operations {
             /** @description The host has no limits. */
             404: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +4437,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +4452,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3370,6 +4469,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3379,6 +4484,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3424,6 +4535,12 @@ export interface operations {
             /** @description The statistics. */
             200: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3433,6 +4550,12 @@ export interface operations {
             /** @description hours is not an integer from 1 to 720. */
             400: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3442,6 +4565,12 @@ export interface operations {
             /** @description No valid API key: missing, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3453,6 +4582,12 @@ export interface operations {
             /** @description The key’s role does not allow this route. */
             403: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3462,6 +4597,12 @@ export interface operations {
             /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
             422: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3471,6 +4612,12 @@ export interface operations {
             /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
             429: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3482,6 +4629,12 @@ export interface operations {
             /** @description Internal error; the service log has the request id. */
             500: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3491,6 +4644,12 @@ export interface operations {
             /** @description The database is unavailable; nothing was changed, retry later. */
             503: {
                 headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;

@@ -43,7 +43,7 @@ export const settingsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx
         ...problems({
           400: 'Unknown key, bad value (docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed.',
           413: true,
-          422: 'New URL rules would give two stored pages or host limits one name; nothing was changed.',
+          422: 'The budget is less than the pages’ minimum crawl rates need, or new URL rules would give two stored pages or host limits one name; nothing was changed.',
         }),
       },
     },

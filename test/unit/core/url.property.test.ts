@@ -184,8 +184,8 @@ describe('canonical URL properties', () => {
         const parsed = new URL(raw)
         const u = new URL(c.url)
         assert.equal(u.protocol, parsed.protocol)
-        assert.equal(u.username, parsed.username)
-        assert.equal(u.password, parsed.password)
+        assert.equal(u.username, '')
+        assert.equal(u.password, '')
         assert.equal(u.port, parsed.port)
         // The trailing dots go (a name left of digits only is an IPv4 address: `0..` is 0.0.0.0).
         assert.equal(u.hostname, new URL(`http://${parsed.hostname.replace(/\.+$/, '')}/`).hostname)

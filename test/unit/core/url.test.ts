@@ -77,6 +77,14 @@ describe('canonical URLs: what the parser fixes under any rules', () => {
     assert.equal(reasons('/relative/path'), 'url is not an absolute URL')
     assert.equal(reasons('ftp://example.com/a'), 'url scheme must be http or https, not ftp')
     assert.equal(reasons('http://./a'), 'url has no host')
+    // Credentials would be stored, listed and shown with the page: refused, with or without a password.
+    for (const withCredentials of [
+      'https://user:pass@example.com/a',
+      'https://user@example.com/a',
+      'http://:pw@e.com/',
+    ]) {
+      assert.match(reasons(withCredentials)!, /^url carries credentials \(user:password@\)/, withCredentials)
+    }
     assert.equal(
       reasons(`https://example.com/${'a'.repeat(MAX_URL_LENGTH)}`),
       `url is longer than ${MAX_URL_LENGTH} characters`,
