@@ -16,13 +16,8 @@ import {
   storedCrawls,
   type ObservationInsert,
 } from '../store/observationsRepo.ts'
-import {
-  insertMissingPages,
-  lockPagesByUrl,
-  writeCrawledPages,
-  type CrawledPageWrite,
-  type PageRow,
-} from '../store/pagesRepo.ts'
+import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite } from '../store/pagesRepo.ts'
+import type { PageRow, PageStatus } from '../core/pageFields.ts'
 import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
@@ -42,7 +37,6 @@ import {
   stepContext,
   type CrawlOutcome,
   type PageState,
-  type PageStatus,
   type StepContext,
 } from '../core/pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'

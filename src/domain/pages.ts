@@ -7,14 +7,14 @@ import {
   listPages,
   upsertPages,
   writeSchedules,
-  type PageRow,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
+import { PAGE_STATUSES, type PageRow } from '../core/pageFields.ts'
 import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
 import { pageStateOf } from './pageRows.ts'
-import { PAGE_STATUSES, registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
+import { registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
 import { expectedPageFreshness, scheduledCrawlAt } from '../core/crawlTiming.ts'
 import { estimatorNameSchema, estimatorSettingsOf, type Settings } from '../core/settings.ts'
 import { importanceSchema, MAX_IMPORTANCE, MIN_POSITIVE_IMPORTANCE, rateSchema } from '../core/inputLimits.ts'
@@ -233,7 +233,7 @@ export async function putPages(
     const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
-    const written = await upsertPages(client, upserts, new Date(nowMs))
+    const written = await upsertPages(client, upserts, nowMs)
     // New pages, most important first, get first due times spread over the time the budget needs for them.
     const fresh = written.filter((w) => w.created).sort((a, b) => b.row.importance - a.row.importance)
     const created = fresh.length

@@ -1,0 +1,53 @@
+/**
+ * The per-page field table (src/core/pageFields.ts) against what it describes: the columns the migrations
+ * create, and the Page object of the API. A field added to one and not the other fails here.
+ */
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { openTestDatabase } from '../helpers/testApp.ts'
+import { PAGE_FIELDS } from '../../src/core/pageFields.ts'
+import { pageSchema } from '../../src/domain/pages.ts'
+
+/** information_schema's name of each SQL type the table uses. */
+const DATA_TYPE: Record<string, string> = {
+  bigint: 'bigint',
+  counter: 'bigint',
+  text: 'text',
+  uuid: 'uuid',
+  integer: 'integer',
+  smallint: 'smallint',
+  'double precision': 'double precision',
+  timestamptz: 'timestamp with time zone',
+  boolean: 'boolean',
+  bytea: 'bytea',
+}
+
+/** Page properties the API computes rather than shows as stored. */
+const DERIVED_JSON = ['estimator', 'estimates', 'nextCrawlAt', 'expectedFreshness', 'lease']
+
+describe('the per-page field table', () => {
+  let db: Awaited<ReturnType<typeof openTestDatabase>>
+  before(async () => {
+    db = await openTestDatabase(1)
+  })
+  after(() => db.close())
+
+  it('names every field with its column, type and nullability as the migrations create them', async () => {
+    const { rows } = await db.pool.query<{ table: string; column: string; type: string; nullable: boolean }>(
+      `SELECT table_name AS table, column_name AS column, data_type AS type, is_nullable = 'YES' AS nullable
+       FROM information_schema.columns WHERE table_schema = current_schema() AND table_name IN ('pages', 'page_schedule')`,
+    )
+    const stored = new Map(rows.map((r) => [`${r.table}.${r.column}`, r]))
+    for (const [name, f] of Object.entries(PAGE_FIELDS)) {
+      const column = stored.get(`${f.table}.${f.column}`)
+      assert.ok(column, `${name}: no column ${f.table}.${f.column}`)
+      assert.equal(column.type, DATA_TYPE[f.type], `${name}: type`)
+      assert.equal(column.nullable, f.nullable, `${name}: nullable`)
+    }
+  })
+
+  it('gives a JSON name to exactly the Page properties shown as stored', () => {
+    const shown = Object.values(PAGE_FIELDS).flatMap((f) => ('json' in f ? [f.json] : []))
+    assert.deepEqual([...shown, ...DERIVED_JSON].sort(), Object.keys(pageSchema.shape).sort())
+  })
+})
