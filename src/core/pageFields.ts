@@ -345,6 +345,9 @@ export type PageFieldName = keyof Fields
 type FieldValue<F extends PageField> =
   (F['values'] extends readonly (infer V)[] ? V : FieldTypes[F['type']]) | (F['nullable'] extends true ? null : never)
 
+/** The domain type of the field named K. */
+export type PageValue<K extends PageFieldName> = FieldValue<Fields[K]>
+
 /** The names of the fields whose entry matches `Where`. */
 type FieldsWhere<Where> = { [K in PageFieldName]: Fields[K] extends Where ? K : never }[PageFieldName]
 
