@@ -84,14 +84,14 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
-    const allowance = { now: new Date(nowMs), ...handOutAllowance(settings) }
+    const allowance = { nowMs, ...handOutAllowance(settings) }
     ctx.catchUpLateness = allowanceLeft(await availableHandOutTokens(client, allowance))
     const batch = new BatchResult()
     if (settings.registerUnknownPages) {
       batch.pagesRegistered = await insertMissingPages(
         client,
         [...byUrl.values()].map((reports) => ({ url: reports[0]!.url, host: reports[0]!.host })),
-        new Date(nowMs),
+        nowMs,
       )
     }
     const rows = await lockPagesByUrl(client, [...byUrl.keys()])
@@ -126,7 +126,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
       else if (write) writes.push(write)
     }
     // The targets of permanent redirects become pages (with the importance of the page that moved).
-    batch.pagesRegistered += await insertMissingPages(client, [...batch.redirects.values()], new Date(nowMs))
+    batch.pagesRegistered += await insertMissingPages(client, [...batch.redirects.values()], nowMs)
     const inserted = await insertObservations(client, inserts)
     for (const ins of inserts) {
       if (!inserted.has(crawlKey(ins.pageId, ins.crawledAtMs))) {
@@ -306,7 +306,7 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
     updates.push({
       host,
       throttleDelaySeconds: throttle,
-      pauseUntil: pushed ? new Date(nowMs + signals.retryAfterSeconds! * MS_PER_SECOND) : null,
+      pauseUntilMs: pushed ? nowMs + signals.retryAfterSeconds! * MS_PER_SECOND : null,
       ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
     })
   }

@@ -63,7 +63,7 @@ export async function runOptimizer(
   },
 ): Promise<OptimizeResult | null> {
   const startedMs = performance.now()
-  const startedAt = new Date(deps.clock.nowMs())
+  const startedAtMs = deps.clock.nowMs()
   const result = await withClient(deps.pool, async (client) => {
     if (!(await takeOptimizerLock(client, options.wait))) return null
     try {
@@ -71,7 +71,7 @@ export async function runOptimizer(
         client,
         deps,
         options.trigger,
-        startedAt,
+        startedAtMs,
         startedMs,
         options.writeChunkPages ?? CHUNK_PAGES,
       )
@@ -87,7 +87,7 @@ async function solveAndWrite(
   client: Queryable,
   deps: DomainDeps,
   trigger: 'api' | 'periodic',
-  startedAt: Date,
+  startedAtMs: number,
   startedMs: number,
   writeChunkPages: number,
 ): Promise<OptimizeResult> {
@@ -136,7 +136,7 @@ async function solveAndWrite(
   // The first chunk's transaction stores the multipliers (a run that moves no page writes one empty chunk).
   const writeChunk = async (q: Queryable, batch: RateBatch): Promise<ChunkWritten | null> => {
     if (!(await settingsUnchanged(q))) return null
-    if (batch.first) await saveOptimizerState(q, { ...optimizer, solvedAt: new Date(nowMs) })
+    if (batch.first) await saveOptimizerState(q, { ...optimizer, solvedAtMs: nowMs })
     return { pagesWritten: await writeRates(q, batch), xid: await readTransactionXid(q) }
   }
   const writes = new ChunkWriter(client, deps.pool, writeChunk, (batch, written) => {
@@ -189,6 +189,6 @@ async function solveAndWrite(
     durationMs: performance.now() - startedMs,
     pagesRetimed,
   }
-  await insertOptimizerRun(client, { ...run, startedAt, trigger, objective: settings.objective })
+  await insertOptimizerRun(client, { ...run, startedAtMs, trigger, objective: settings.objective })
   return run
 }

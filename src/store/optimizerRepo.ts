@@ -167,11 +167,11 @@ function arrayLiteral(values: readonly (number | string | null)[]): string {
 
 export async function saveOptimizerState(
   q: Queryable,
-  state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date; pages: number },
+  state: { lambda: number; hostLambdas: Record<string, number>; solvedAtMs: number; pages: number },
 ): Promise<void> {
   await q.query(
     'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id',
-    [state.lambda, JSON.stringify(state.hostLambdas), state.solvedAt, state.pages],
+    [state.lambda, JSON.stringify(state.hostLambdas), new Date(state.solvedAtMs), state.pages],
   )
 }
 
@@ -189,13 +189,16 @@ interface OptimizerRunRow {
   pagesRetimed: number
 }
 
-export async function insertOptimizerRun(q: Queryable, run: Omit<OptimizerRunRow, 'id'>): Promise<void> {
+export async function insertOptimizerRun(
+  q: Queryable,
+  run: Omit<OptimizerRunRow, 'id' | 'startedAt'> & { startedAtMs: number },
+): Promise<void> {
   await q.query(
     `INSERT INTO optimizer_runs (started_at, duration_ms, trigger, objective, lambda, pages, pages_crawled,
        budget_crawls_per_day, expected_freshness, pages_retimed)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
-      run.startedAt,
+      new Date(run.startedAtMs),
       run.durationMs,
       run.trigger,
       run.objective,

@@ -7,7 +7,6 @@ import {
   type PageRow,
   type PageTable,
 } from '../core/pageFields.ts'
-import { isoTimestampOrNull } from '../core/timestamps.ts'
 import { recordColumns, selectList, sentFields, setList, wireType, wireValue } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
 
@@ -17,14 +16,14 @@ const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
 const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
 
 /**
- * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAt`); returns how
+ * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAtMs`); returns how
  * many were new. Inserts in URL order so two concurrent batches that register overlapping URLs wait for each
  * other instead of deadlocking.
  */
 export async function insertMissingPages(
   q: Queryable,
   pages: readonly { url: string; host: string; importance?: number }[],
-  nextCrawlAt: Date,
+  nextCrawlAtMs: number,
 ): Promise<number> {
   if (pages.length === 0) return 0
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
@@ -37,7 +36,12 @@ export async function insertMissingPages(
      )
      INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
      SELECT i.id, i.host, u.importance, $4::timestamptz FROM inserted i JOIN u ON u.url = i.url`,
-    [sorted.map((p) => p.url), sorted.map((p) => p.host), sorted.map((p) => p.importance ?? 1), nextCrawlAt],
+    [
+      sorted.map((p) => p.url),
+      sorted.map((p) => p.host),
+      sorted.map((p) => p.importance ?? 1),
+      new Date(nextCrawlAtMs),
+    ],
   )
   return rowCount ?? 0
 }
@@ -136,7 +140,7 @@ export async function upsertPages(
     sorted.map((p) => p.url),
     sorted.map((p) => p.host),
     ...UPSERT_SENT.map((k) => sorted.map((p) => wireValue(PAGE_FIELDS[k], p[k]))),
-    isoTimestampOrNull(nextCrawlAtMs),
+    new Date(nextCrawlAtMs),
   ])
   return rows.map(({ created, ...row }) => ({ row, created }))
 }
