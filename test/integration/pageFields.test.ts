@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { openTestDatabase } from '../helpers/testApp.ts'
 import { PAGE_FIELDS } from '../../src/core/pageFields.ts'
-import { pageSchema } from '../../src/domain/pages.ts'
+import { DERIVED_PROPERTIES, pageSchema } from '../../src/domain/pages.ts'
 
 /** information_schema's name of each SQL type the table uses. */
 const DATA_TYPE: Record<string, string> = {
@@ -21,9 +21,6 @@ const DATA_TYPE: Record<string, string> = {
   boolean: 'boolean',
   bytea: 'bytea',
 }
-
-/** Page properties the API computes rather than shows as stored. */
-const DERIVED_JSON = ['estimator', 'estimates', 'nextCrawlAt', 'expectedFreshness', 'lease']
 
 describe('the per-page field table', () => {
   let db: Awaited<ReturnType<typeof openTestDatabase>>
@@ -48,6 +45,6 @@ describe('the per-page field table', () => {
 
   it('gives a JSON name to exactly the Page properties shown as stored', () => {
     const shown = Object.values(PAGE_FIELDS).flatMap((f) => ('json' in f ? [f.json] : []))
-    assert.deepEqual([...shown, ...DERIVED_JSON].sort(), Object.keys(pageSchema.shape).sort())
+    assert.deepEqual([...shown, ...DERIVED_PROPERTIES].sort(), Object.keys(pageSchema.shape).sort())
   })
 })
