@@ -15,6 +15,7 @@
  * - `read`: read into PageRow (false: written only, a copy for the optimiser's read);
  * - `state`: part of the page step's PageState;
  * - `json`: its name in the API's Page object, where it is shown as stored (timestamps as RFC 3339);
+ * - `initial`: a new page's value when it is not null, the column's default (a nullable field starts null);
  * - `writtenBy`: the statements that write it: `crawl` (a reported crawl, writeCrawledPages), `retime` (after an
  *   upsert or a settings change, writeSchedules), `optimizer` (an optimiser run's write-back, writeRates),
  *   `upsert` (PUT /v1/pages, upsertPages), `register` (the insert of a new page only), `lease` (leasesRepo).
@@ -59,6 +60,8 @@ export interface PageField {
   readonly state: boolean
   readonly json?: string
   readonly writtenBy: readonly PageWriter[]
+  /** A new page's value, the column's default (a nullable field starts null). */
+  readonly initial?: string | number | boolean
 }
 
 type FieldEntry = Omit<PageField, 'read' | 'state'> & { readonly read?: boolean; readonly state?: boolean }
@@ -115,6 +118,7 @@ export const PAGE_FIELDS = {
     column: 'crawls',
     type: 'integer',
     nullable: false,
+    initial: 0,
     json: 'crawls',
     writtenBy: ['crawl'],
   }),
@@ -124,6 +128,7 @@ export const PAGE_FIELDS = {
     column: 'intervals',
     type: 'integer',
     nullable: false,
+    initial: 0,
     json: 'intervals',
     writtenBy: ['crawl'],
   }),
@@ -132,6 +137,7 @@ export const PAGE_FIELDS = {
     column: 'changes',
     type: 'integer',
     nullable: false,
+    initial: 0,
     json: 'changes',
     writtenBy: ['crawl'],
   }),
@@ -254,6 +260,7 @@ export const PAGE_FIELDS = {
     type: 'text',
     values: PAGE_STATUSES,
     nullable: false,
+    initial: 'active',
     json: 'status',
     writtenBy: ['crawl'],
   }),
@@ -263,6 +270,7 @@ export const PAGE_FIELDS = {
     column: 'consecutive_failures',
     type: 'integer',
     nullable: false,
+    initial: 0,
     json: 'consecutiveFailures',
     writtenBy: ['crawl'],
   }),
@@ -311,6 +319,7 @@ export const PAGE_FIELDS = {
     column: 'noisy',
     type: 'boolean',
     nullable: false,
+    initial: false,
     json: 'noisy',
     writtenBy: ['crawl'],
   }),
@@ -369,6 +378,19 @@ export type PageRow = FieldValues<FieldsWhere<{ read: true }>>
 export type StateFieldName = FieldsWhere<{ state: true }>
 /** The fields of PageState that are stored as they are (PageState adds the decoded estimator state). */
 export const STATE_FIELDS = fieldNamesWhere<StateFieldName>((f) => f.state)
+
+/**
+ * The stored part of a new page's state: each field's initial value, null where it has none. The fields a
+ * registration gives (host, importance, bounds, due time) are the caller's to set.
+ */
+export function initialStateFields(): Record<StateFieldName, unknown> {
+  const state = {} as Record<StateFieldName, unknown>
+  for (const k of STATE_FIELDS) {
+    const f: PageField = PAGE_FIELDS[k]
+    state[k] = f.initial ?? null
+  }
+  return state
+}
 
 /** The names of the fields the statements of `W` write. */
 type WrittenBy<W extends PageWriter> = {

@@ -37,7 +37,7 @@ import {
   retimedCrawlAtMs,
 } from './crawlTiming.ts'
 import { estimatorSettingsOf, type Settings } from './settings.ts'
-import type { FieldValues, StateFieldName } from './pageFields.ts'
+import { initialStateFields, type FieldValues, type StateFieldName } from './pageFields.ts'
 
 /**
  * A page as the step sees it: its attributes, counters, estimator state and schedule, as declared in
@@ -48,36 +48,19 @@ export type PageState = FieldValues<StateFieldName> & {
   estimator: EstimatorState | null
 }
 
-/** A page that was just registered: never crawled, due at `nowMs`. */
+/** A page that was just registered: never crawled (every field at its initial value), due at `nowMs`. */
 export function newPageState(
   page: { host: string; importance?: number; minCrawlsPerDay?: number | null; maxCrawlsPerDay?: number | null },
   nowMs: number,
 ): PageState {
   return {
+    ...(initialStateFields() as Omit<PageState, 'estimator'>),
     host: page.host,
     importance: page.importance ?? 1,
     minCrawlsPerDay: page.minCrawlsPerDay ?? null,
     maxCrawlsPerDay: page.maxCrawlsPerDay ?? null,
-    crawls: 0,
-    intervals: 0,
-    changes: 0,
-    firstCrawledAtMs: null,
-    lastCrawledAtMs: null,
-    intervalStartAtMs: null,
-    lastChangedAtMs: null,
-    lastContentHash: null,
     estimator: null,
-    changesPerDay: null,
-    crawlsPerDay: null,
     nextCrawlAtMs: nowMs,
-    status: 'active',
-    consecutiveFailures: 0,
-    lastHttpStatus: null,
-    lastSuccessAtMs: null,
-    redirectTo: null,
-    etag: null,
-    serverLastModifiedMs: null,
-    noisy: false,
   }
 }
 
