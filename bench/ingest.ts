@@ -209,14 +209,14 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
   return async () => {
     const batch = source.take()
     const items = source.items(batch)
-    const now = new Date()
+    const nowMs = Date.now()
     const inserted = await withTransaction(pool, async (client) => {
       await loadSettings(client, 'share')
       await readOptimizerState(client)
       await insertMissingPages(
         client,
         batch.index.map((i) => ({ url: pageUrl(i, source.hosts), host: pageHost(i, source.hosts) })),
-        now,
+        nowMs,
       )
       const rows = await lockPagesByUrl(
         client,

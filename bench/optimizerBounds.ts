@@ -79,8 +79,8 @@ async function main(): Promise<void> {
           let after: string | null = null
           for (;;) {
             const chunk = await readOptimizerChunk(pool!, after, 20_000)
-            if (chunk.ids.length === 0) break
-            after = chunk.ids.at(-1)!
+            if (chunk.id.length === 0) break
+            after = chunk.id.at(-1)!
           }
         }),
       )

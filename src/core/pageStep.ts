@@ -37,93 +37,30 @@ import {
   retimedCrawlAtMs,
 } from './crawlTiming.ts'
 import { estimatorSettingsOf, type Settings } from './settings.ts'
+import { initialStateFields, type FieldValues, type StateFieldName } from './pageFields.ts'
 
 /**
- * - `active`: fetched normally;
- * - `failing`: its latest fetches failed (404, 5xx, timeouts…): retried with backoff;
- * - `gone`: answered 404 or 410 too often: left out of the budget and fetched again only rarely;
- * - `redirected`: answered 301 or 308: its target is crawled instead, and it is not scheduled.
- * A gone, failing or redirected page that answers 2xx again is active again.
+ * A page as the step sees it: its attributes, counters, estimator state and schedule, as declared in
+ * pageFields.ts, with the estimator state decoded. Times are epoch ms.
  */
-export const PAGE_STATUSES = ['active', 'failing', 'gone', 'redirected'] as const
-export type PageStatus = (typeof PAGE_STATUSES)[number]
-
-/** A page as the step sees it: its attributes, counters, estimator state and schedule. Times are epoch ms. */
-export interface PageState {
-  host: string
-  importance: number
-  /** The page's own bounds; null = the settings' ones. */
-  minCrawlsPerDay: number | null
-  maxCrawlsPerDay: number | null
-  /** Observations stored for the page (baseline, in-order, failed and late). */
-  crawls: number
-  /** In-order crawl intervals fed to the estimators (n), and those that saw a change (X). */
-  intervals: number
-  changes: number
-  firstCrawledAtMs: number | null
-  /** The latest crawl stored (a late crawl does not move it). */
-  lastCrawledAtMs: number | null
-  /** Start of the open interval: the latest crawl whose content state is known. */
-  intervalStartAtMs: number | null
-  lastChangedAtMs: number | null
-  /** The content hash the next hash-only report is compared with. */
-  lastContentHash: string | null
+export type PageState = FieldValues<StateFieldName> & {
   /** Sufficient statistics of every estimator; null before the first interval. */
   estimator: EstimatorState | null
-  /** The scheduling estimate (settings.estimator, clipped); null before the first interval. */
-  changesPerDay: number | null
-  /** The page's crawl rate; null before it was ever computed. */
-  crawlsPerDay: number | null
-  /** When leases hand the page out next; null = never (rate 0). */
-  nextCrawlAtMs: number | null
-  status: PageStatus
-  /** Consecutive failed fetches (404, 410, errors), 0 after a success. */
-  consecutiveFailures: number
-  lastHttpStatus: number | null
-  lastSuccessAtMs: number | null
-  /** The target of a 301 or 308 (a canonical URL). */
-  redirectTo: string | null
-  /** Validators of the latest successful fetch, for a conditional request (If-None-Match, If-Modified-Since). */
-  etag: string | null
-  serverLastModifiedMs: number | null
-  /**
-   * Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no
-   * change (docs/math.md 1.11), or even at the shortest probe interval: what the crawler hashes is
-   * noise (ads, timestamps, tokens), not the page. Such a page is kept at its floor rate.
-   */
-  noisy: boolean
 }
 
-/** A page that was just registered: never crawled, due at `nowMs`. */
+/** A page that was just registered: never crawled (every field at its initial value), due at `nowMs`. */
 export function newPageState(
   page: { host: string; importance?: number; minCrawlsPerDay?: number | null; maxCrawlsPerDay?: number | null },
   nowMs: number,
 ): PageState {
   return {
+    ...(initialStateFields() as Omit<PageState, 'estimator'>),
     host: page.host,
     importance: page.importance ?? 1,
     minCrawlsPerDay: page.minCrawlsPerDay ?? null,
     maxCrawlsPerDay: page.maxCrawlsPerDay ?? null,
-    crawls: 0,
-    intervals: 0,
-    changes: 0,
-    firstCrawledAtMs: null,
-    lastCrawledAtMs: null,
-    intervalStartAtMs: null,
-    lastChangedAtMs: null,
-    lastContentHash: null,
     estimator: null,
-    changesPerDay: null,
-    crawlsPerDay: null,
     nextCrawlAtMs: nowMs,
-    status: 'active',
-    consecutiveFailures: 0,
-    lastHttpStatus: null,
-    lastSuccessAtMs: null,
-    redirectTo: null,
-    etag: null,
-    serverLastModifiedMs: null,
-    noisy: false,
   }
 }
 

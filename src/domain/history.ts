@@ -85,16 +85,16 @@ export async function listPageObservations(
   pageId: string,
   options: { before: string | null; limit: number },
 ): Promise<z.infer<typeof observationListSchema>> {
-  let before: Date | null = null
+  let beforeMs: number | null = null
   if (options.before !== null) {
     const read = readTimestamp(options.before)
     if ('error' in read)
       throw new InvalidInputError(`before is ${read.error}`, [{ path: '/querystring/before', message: read.error }])
-    before = new Date(read.ms)
+    beforeMs = read.ms
   }
   const page = isPageId(pageId) ? await getPageById(deps.pool, pageId) : null
   if (!page) throw new NotFoundError(`no page with id ${pageId}`)
-  const rows = await listObservations(deps.pool, pageId, { before, limit: options.limit + 1 })
+  const rows = await listObservations(deps.pool, pageId, { beforeMs, limit: options.limit + 1 })
   const more = rows.length > options.limit
   const shown = more ? rows.slice(0, options.limit) : rows
   return {

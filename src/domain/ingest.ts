@@ -16,13 +16,8 @@ import {
   storedCrawls,
   type ObservationInsert,
 } from '../store/observationsRepo.ts'
-import {
-  insertMissingPages,
-  lockPagesByUrl,
-  writeCrawledPages,
-  type CrawledPageWrite,
-  type PageRow,
-} from '../store/pagesRepo.ts'
+import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite } from '../store/pagesRepo.ts'
+import type { PageRow, PageStatus } from '../core/pageFields.ts'
 import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
@@ -42,7 +37,6 @@ import {
   stepContext,
   type CrawlOutcome,
   type PageState,
-  type PageStatus,
   type StepContext,
 } from '../core/pageStep.ts'
 import { crawledPageWrite, pageStateOf } from './pageRows.ts'
@@ -90,14 +84,14 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     // Leases had budget left: a late crawl is the fleet's lag, and its page keeps its phase (pageStep.ts).
-    const allowance = { now: new Date(nowMs), ...handOutAllowance(settings) }
+    const allowance = { nowMs, ...handOutAllowance(settings) }
     ctx.catchUpLateness = allowanceLeft(await availableHandOutTokens(client, allowance))
     const batch = new BatchResult()
     if (settings.registerUnknownPages) {
       batch.pagesRegistered = await insertMissingPages(
         client,
         [...byUrl.values()].map((reports) => ({ url: reports[0]!.url, host: reports[0]!.host })),
-        new Date(nowMs),
+        nowMs,
       )
     }
     const rows = await lockPagesByUrl(client, [...byUrl.keys()])
@@ -132,7 +126,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
       else if (write) writes.push(write)
     }
     // The targets of permanent redirects become pages (with the importance of the page that moved).
-    batch.pagesRegistered += await insertMissingPages(client, [...batch.redirects.values()], new Date(nowMs))
+    batch.pagesRegistered += await insertMissingPages(client, [...batch.redirects.values()], nowMs)
     const inserted = await insertObservations(client, inserts)
     for (const ins of inserts) {
       if (!inserted.has(crawlKey(ins.pageId, ins.crawledAtMs))) {
@@ -312,7 +306,7 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
     updates.push({
       host,
       throttleDelaySeconds: throttle,
-      pauseUntil: pushed ? new Date(nowMs + signals.retryAfterSeconds! * MS_PER_SECOND) : null,
+      pauseUntilMs: pushed ? nowMs + signals.retryAfterSeconds! * MS_PER_SECOND : null,
       ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
     })
   }

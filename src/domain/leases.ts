@@ -121,28 +121,27 @@ const EXPIRED_BATCH = 1000
  */
 export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, request: LeaseRequest): Promise<LeaseGrant> {
   const nowMs = deps.clock.nowMs()
-  const now = new Date(nowMs)
   const leaseId = randomUUID()
-  const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
+  const expiresAtMs = nowMs + request.leaseSeconds * MS_PER_SECOND
   const settings = await loadSettings(deps.pool)
   const hosts = canonicalHosts(settings, request.hosts)
-  const expiredReturned = await returnExpiredLeases(deps.pool, now, EXPIRED_BATCH)
+  const expiredReturned = await returnExpiredLeases(deps.pool, nowMs, EXPIRED_BATCH)
   // Never more than the budget (core/handOut.ts): a fleet-wide allowance that fills at budgetCrawlsPerDay.
   const allowance = handOutAllowance(settings)
-  const { taken, available } = await takeHandOutTokens(deps.pool, { now, ...allowance, wanted: request.limit })
-  const claim = { now, hosts, leaseId, worker: request.worker, expiresAt }
+  const { taken, available } = await takeHandOutTokens(deps.pool, { nowMs, ...allowance, wanted: request.limit })
+  const claim = { nowMs, hosts, leaseId, worker: request.worker, expiresAtMs }
   const pages = taken < 1 ? [] : await claimDuePages(deps.pool, { ...claim, limit: taken })
   // Due pages leave allowance unused: the pages due next go out early, keeping the reserve.
   const earlyLimit = earlyHandOutLimit({ taken, available, duePages: pages.length, reserve: allowance.reserve })
   if (earlyLimit >= 1) {
     const window = earlyHandOutWindow(nowMs)
-    const early = { until: new Date(window.untilMs), shareOfPeriod: window.shareOfPeriod }
+    const early = { untilMs: window.untilMs, shareOfPeriod: window.shareOfPeriod }
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)
   return {
     leaseId,
-    expiresAt: expiresAt.toISOString(),
+    expiresAt: new Date(expiresAtMs).toISOString(),
     pages: pages.map((p) => ({
       id: p.id,
       url: p.url,
@@ -192,10 +191,10 @@ export async function extendLeaseFor(
   request: z.infer<typeof leaseExtensionSchema>,
 ): Promise<z.infer<typeof leaseExtendedSchema>> {
   const nowMs = deps.clock.nowMs()
-  const expiresAt = new Date(nowMs + request.leaseSeconds * MS_PER_SECOND)
-  const pages = await extendLease(deps.pool, leaseId, new Date(nowMs), expiresAt)
+  const expiresAtMs = nowMs + request.leaseSeconds * MS_PER_SECOND
+  const pages = await extendLease(deps.pool, leaseId, nowMs, expiresAtMs)
   if (pages === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown): take a new one`)
-  return { leaseId, expiresAt: expiresAt.toISOString(), pages }
+  return { leaseId, expiresAt: new Date(expiresAtMs).toISOString(), pages }
 }
 
 export const pagesReleaseSchema = z
@@ -243,9 +242,7 @@ export async function releaseLeasedPages(
   const nowMs = deps.clock.nowMs()
   const ids = request.pages.map((p) => p.id)
   return withTransaction(deps.pool, async (client) => {
-    const held = new Map(
-      (await lockLeasedPages(client, leaseId, ids.filter(isPageId), new Date(nowMs))).map((p) => [p.id, p]),
-    )
+    const held = new Map((await lockLeasedPages(client, leaseId, ids.filter(isPageId), nowMs)).map((p) => [p.id, p]))
     const notHeld: { index: number; reason: string }[] = []
     const released: { id: string; nextCrawlAtMs: number | null }[] = []
     const seen = new Set<string>()
@@ -283,7 +280,7 @@ export async function releaseLeaseEarly(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
   leaseId: string,
 ): Promise<z.infer<typeof leaseReleaseSchema>> {
-  const released = await releaseLease(deps.pool, leaseId, new Date(deps.clock.nowMs()))
+  const released = await releaseLease(deps.pool, leaseId, deps.clock.nowMs())
   if (released === 0) throw new NotFoundError(`no active lease ${leaseId} (completed, expired or unknown)`)
   // Handed out but not crawled: their share of the budget goes back.
   await returnHandOutTokens(deps.pool, released, handOutAllowance(await loadSettings(deps.pool)).capacity)
@@ -316,7 +313,7 @@ export function leaseMismatch(
 
 export async function listUpcomingCrawls(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
-  options: { limit: number; until: Date | null },
+  options: { limit: number; untilMs: number | null },
 ): Promise<z.infer<typeof upcomingCrawlsSchema>> {
   const rows = await upcomingCrawls(deps.pool, options)
   return {

@@ -1,40 +1,23 @@
-/** Stored page rows and the page step's PageState: one mapping each way. */
+/** Stored page rows and the page step's PageState: one mapping each way, over the fields of core/pageFields.ts. */
 import { decodeEstimatorState, encodeEstimatorState, readEstimatorState } from '../math/estimators/index.ts'
-import type { CrawledPageWrite, PageRow } from '../store/pagesRepo.ts'
+import type { CrawledPageWrite } from '../store/pagesRepo.ts'
+import { fieldsWrittenBy, STATE_FIELDS, type PageRow } from '../core/pageFields.ts'
 import type { PageState } from '../core/pageStep.ts'
 
 export function pageStateOf(row: PageRow): PageState {
-  return {
-    host: row.host,
-    importance: row.importance,
-    minCrawlsPerDay: row.minCrawlsPerDay,
-    maxCrawlsPerDay: row.maxCrawlsPerDay,
-    crawls: row.crawls,
-    intervals: row.intervals,
-    changes: row.changes,
-    firstCrawledAtMs: row.firstCrawledAtMs,
-    lastCrawledAtMs: row.lastCrawledAtMs,
-    intervalStartAtMs: row.intervalStartAtMs,
-    lastChangedAtMs: row.lastChangedAtMs,
-    lastContentHash: row.lastContentHash,
-    estimator: decodeEstimatorState(row.estimatorState),
-    changesPerDay: row.changesPerDay,
-    crawlsPerDay: row.crawlsPerDay,
-    nextCrawlAtMs: row.nextCrawlAtMs,
-    status: row.status,
-    consecutiveFailures: row.consecutiveFailures,
-    lastHttpStatus: row.lastHttpStatus,
-    lastSuccessAtMs: row.lastSuccessAtMs,
-    redirectTo: row.redirectTo,
-    etag: row.etag,
-    serverLastModifiedMs: row.serverLastModifiedMs,
-    noisy: row.noisy,
-  }
+  const state: Record<string, unknown> = {}
+  for (const k of STATE_FIELDS) state[k] = row[k]
+  state.estimator = decodeEstimatorState(row.estimatorState)
+  return state as PageState
 }
+
+/** The fields of the page step's state that a reported crawl writes back as they are. */
+const CRAWLED_STATE_FIELDS = fieldsWrittenBy('crawl').filter((k) => (STATE_FIELDS as readonly string[]).includes(k))
 
 /**
  * What to write back for a page after its crawls. The estimator state is encoded again only when a crawl
- * stepped it (`before` is the state the row was read into).
+ * stepped it (`before` is the state the row was read into); the age shape and its rate ratio are copies of
+ * the state's (migrations/0012).
  */
 export function crawledPageWrite(
   row: PageRow,
@@ -42,37 +25,18 @@ export function crawledPageWrite(
   after: PageState,
   completedLeaseId: string | null,
 ): CrawledPageWrite {
+  const write: Record<string, unknown> = { id: row.id }
+  for (const k of CRAWLED_STATE_FIELDS) write[k] = after[k as keyof PageState]
   const state = after.estimator === null ? null : readEstimatorState(after.estimator)
   const ageShape = state?.ageShape ?? null
-  return {
-    id: row.id,
-    crawls: after.crawls,
-    intervals: after.intervals,
-    changes: after.changes,
-    firstCrawledAtMs: after.firstCrawledAtMs,
-    lastCrawledAtMs: after.lastCrawledAtMs,
-    intervalStartAtMs: after.intervalStartAtMs,
-    lastChangedAtMs: after.lastChangedAtMs,
-    lastContentHash: after.lastContentHash,
-    estimatorState:
-      after.estimator === before.estimator
-        ? row.estimatorState
-        : after.estimator === null
-          ? null
-          : encodeEstimatorState(after.estimator),
-    changesPerDay: after.changesPerDay,
-    crawlsPerDay: after.crawlsPerDay,
-    nextCrawlAtMs: after.nextCrawlAtMs,
-    status: after.status,
-    consecutiveFailures: after.consecutiveFailures,
-    lastHttpStatus: after.lastHttpStatus,
-    lastSuccessAtMs: after.lastSuccessAtMs,
-    redirectTo: after.redirectTo,
-    etag: after.etag,
-    serverLastModifiedMs: after.serverLastModifiedMs,
-    noisy: after.noisy,
-    ageShape,
-    ageShapeRateRatio: ageShape === null ? null : state!.ageShapeRateRatio,
-    completedLeaseId,
-  }
+  write.estimatorState =
+    after.estimator === before.estimator
+      ? row.estimatorState
+      : after.estimator === null
+        ? null
+        : encodeEstimatorState(after.estimator)
+  write.ageShape = ageShape
+  write.ageShapeRateRatio = ageShape === null ? null : state!.ageShapeRateRatio
+  write.completedLeaseId = completedLeaseId
+  return write as CrawledPageWrite
 }

@@ -7,14 +7,14 @@ import {
   listPages,
   upsertPages,
   writeSchedules,
-  type PageRow,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
+import { fieldNamesWhere, PAGE_FIELDS, PAGE_STATUSES, type PageField, type PageRow } from '../core/pageFields.ts'
 import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
 import { pageStateOf } from './pageRows.ts'
-import { PAGE_STATUSES, registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
+import { registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
 import { expectedPageFreshness, scheduledCrawlAt } from '../core/crawlTiming.ts'
 import { estimatorNameSchema, estimatorSettingsOf, type Settings } from '../core/settings.ts'
 import { importanceSchema, MAX_IMPORTANCE, MIN_POSITIVE_IMPORTANCE, rateSchema } from '../core/inputLimits.ts'
@@ -97,6 +97,9 @@ export const pageSchema = z
 
 type PageView = z.infer<typeof pageSchema>
 
+/** The Page properties computed from the row and the settings; every other one is a stored field's. */
+export const DERIVED_PROPERTIES = ['estimator', 'estimates', 'nextCrawlAt', 'expectedFreshness', 'lease'] as const
+
 export const pageListSchema = z
   .object({
     pages: z.array(pageSchema),
@@ -137,26 +140,25 @@ const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(
   Object.fromEntries(ESTIMATOR_NAMES.map((name) => [name, null])),
 )
 
+/** The fields a Page shows as stored, under their JSON names (core/pageFields.ts); times in RFC 3339. */
+const SHOWN_FIELDS = fieldNamesWhere<keyof PageRow>((f) => f.json !== undefined)
+
+function shownAsStored(row: PageRow): Record<string, unknown> {
+  const view: Record<string, unknown> = {}
+  for (const k of SHOWN_FIELDS) {
+    const f: PageField = PAGE_FIELDS[k]
+    view[f.json!] = f.type === 'timestamptz' ? isoTimestampOrNull(row[k] as number | null) : row[k]
+  }
+  return view
+}
+
 /** A page as the API shows it. Every estimate is derived from the stored estimator state here. */
 function toPageView(row: PageRow, settings: Settings): PageView {
   const state = decodeEstimatorState(row.estimatorState)
   return {
-    id: row.id,
-    url: row.url,
-    host: row.host,
-    importance: row.importance,
-    minCrawlsPerDay: row.minCrawlsPerDay,
-    maxCrawlsPerDay: row.maxCrawlsPerDay,
-    crawls: row.crawls,
-    intervals: row.intervals,
-    changes: row.changes,
-    firstCrawledAt: isoTimestampOrNull(row.firstCrawledAtMs),
-    lastCrawledAt: isoTimestampOrNull(row.lastCrawledAtMs),
-    lastChangedAt: isoTimestampOrNull(row.lastChangedAtMs),
-    changesPerDay: row.changesPerDay,
+    ...(shownAsStored(row) as Omit<PageView, (typeof DERIVED_PROPERTIES)[number]>),
     estimator: settings.estimator,
     estimates: state === null ? { ...NO_ESTIMATES } : currentEstimates(state, estimatorSettingsOf(settings)),
-    crawlsPerDay: row.crawlsPerDay,
     nextCrawlAt: isoTimestampOrNull(
       scheduledCrawlAt({
         lastCrawledAtMs: row.lastCrawledAtMs,
@@ -165,20 +167,11 @@ function toPageView(row: PageRow, settings: Settings): PageView {
         dueAtMs: row.nextCrawlAtMs,
       }),
     ),
-    dueAt: isoTimestampOrNull(row.nextCrawlAtMs),
     expectedFreshness: expectedPageFreshness(row, settings, row.crawlsPerDay),
     lease:
       row.leaseId !== null && row.leaseExpiresAtMs !== null
         ? { leaseId: row.leaseId, worker: row.leasedBy, expiresAt: isoTimestampOrNull(row.leaseExpiresAtMs)! }
         : null,
-    status: row.status,
-    consecutiveFailures: row.consecutiveFailures,
-    lastHttpStatus: row.lastHttpStatus,
-    lastSuccessAt: isoTimestampOrNull(row.lastSuccessAtMs),
-    redirectTo: row.redirectTo,
-    etag: row.etag,
-    lastModified: isoTimestampOrNull(row.serverLastModifiedMs),
-    noisy: row.noisy,
   }
 }
 
@@ -233,7 +226,7 @@ export async function putPages(
     const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
-    const written = await upsertPages(client, upserts, new Date(nowMs))
+    const written = await upsertPages(client, upserts, nowMs)
     // New pages, most important first, get first due times spread over the time the budget needs for them.
     const fresh = written.filter((w) => w.created).sort((a, b) => b.row.importance - a.row.importance)
     const created = fresh.length

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { IngestResult, ObservationReport } from '../domain/ingest.ts'
 import type { LeaseGrant } from '../domain/leases.ts'
 import type { OptimizeResult } from '../domain/optimize.ts'
-import { PAGE_STATUSES } from '../core/pageStep.ts'
+import { PAGE_STATUSES } from '../core/pageFields.ts'
 import {
   STATUS_CLASSES,
   statusClassCountsSchema,

@@ -260,7 +260,7 @@ export function createStats(deps: StatsDeps): Stats {
       await insertStatsSample(
         deps.pool,
         {
-          sampledAt: new Date(atMs),
+          sampledAtMs: atMs,
           pages: s.pages,
           pagesOverdue: s.pagesOverdue,
           oldestOverdueAgeSeconds: s.oldestOverdueAgeSeconds,
@@ -269,7 +269,7 @@ export function createStats(deps: StatsDeps): Stats {
           plannedCrawlsPerDay: s.plannedCrawlsPerDay,
           crawlsPerDayLastHour: s.crawlsPerDayLastHour,
         },
-        new Date(atMs - SAMPLE_RETENTION_DAYS * MS_PER_DAY),
+        atMs - SAMPLE_RETENTION_DAYS * MS_PER_DAY,
       )
       lastSampleMinute = minute
     } catch (err) {
@@ -281,7 +281,7 @@ export function createStats(deps: StatsDeps): Stats {
     const nowMs = deps.clock.nowMs()
     const settings = await loadSettings(deps.pool)
     const row = await readStatsSnapshot(deps.pool, {
-      now: new Date(nowMs),
+      nowMs,
       spacing: settings.schedule,
       defaultChangesPerDay: settings.defaultChangesPerDay,
     })
@@ -313,8 +313,7 @@ export function createStats(deps: StatsDeps): Stats {
   const detailsByWindow = new Map<number, () => Promise<StatsDetails>>()
   const loadDetails = async (windowHours: number): Promise<StatsDetails> => {
     const nowMs = deps.clock.nowMs()
-    const now = new Date(nowMs)
-    const from = new Date(nowMs - windowHours * MS_PER_HOUR)
+    const fromMs = nowMs - windowHours * MS_PER_HOUR
     const bucketSeconds = Math.max(
       SECONDS_PER_MINUTE,
       Math.ceil((windowHours * SECONDS_PER_HOUR) / SERIES_POINTS / SECONDS_PER_MINUTE) * SECONDS_PER_MINUTE,
@@ -322,14 +321,14 @@ export function createStats(deps: StatsDeps): Stats {
     const state = await readOptimizerState(deps.pool)
     const histograms = await readRateHistograms(deps.pool, RATE_BINS)
     const runs = await recentOptimizerRuns(deps.pool, OPTIMIZER_RUNS_SHOWN)
-    const hosts = await readTopOverdueHosts(deps.pool, now, OVERDUE_HOSTS_SHOWN)
-    const series = await readStatsSeries(deps.pool, { from, to: now, bucketSeconds })
-    const activity = await readCrawlActivity(deps.pool, { from, to: now })
-    const failures = await readFetchFailures(deps.pool, { from, to: now, limit: FETCH_FAILURES_SHOWN })
+    const hosts = await readTopOverdueHosts(deps.pool, nowMs, OVERDUE_HOSTS_SHOWN)
+    const series = await readStatsSeries(deps.pool, { fromMs, toMs: nowMs, bucketSeconds })
+    const activity = await readCrawlActivity(deps.pool, { fromMs, toMs: nowMs })
+    const failures = await readFetchFailures(deps.pool, { fromMs, toMs: nowMs, limit: FETCH_FAILURES_SHOWN })
     return {
       windowHours,
-      windowStart: from.toISOString(),
-      windowEnd: now.toISOString(),
+      windowStart: new Date(fromMs).toISOString(),
+      windowEnd: new Date(nowMs).toISOString(),
       optimizer: { lambda: state.lambda, solvedAt: state.solvedAt?.toISOString() ?? null },
       changeRateHistogram: histogram(histograms.changesPerDay, RATE_BINS),
       crawlRateHistogram: histogram(histograms.crawlsPerDay, RATE_BINS),
@@ -343,7 +342,7 @@ export function createStats(deps: StatsDeps): Stats {
         bucketSeconds,
         points: series.map(({ sampledAt, ...p }) => ({ at: sampledAt.toISOString(), ...p })),
       },
-      crawlActivity: hourlyActivity(activity, from.getTime(), nowMs),
+      crawlActivity: hourlyActivity(activity, fromMs, nowMs),
       fetchFailures: failures.map((f) => ({ ...f, lastCrawledAt: f.lastCrawledAt.toISOString() })),
     }
   }

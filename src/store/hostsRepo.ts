@@ -73,7 +73,7 @@ export interface HostPacingUpdate {
   host: string
   throttleDelaySeconds: number | null
   /** No page of the host before this (a Retry-After); null = unchanged. */
-  pauseUntil: Date | null
+  pauseUntilMs: number | null
   /** The robots.txt Crawl-delay; undefined = unchanged, null = cleared. */
   crawlDelaySeconds?: number | null
 }
@@ -94,7 +94,11 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
        throttle_delay_seconds = excluded.throttle_delay_seconds,
        next_lease_at = greatest(h.next_lease_at, excluded.next_lease_at),
        updated_at = now()`,
-    [sorted.map((u) => u.host), sorted.map((u) => u.throttleDelaySeconds), sorted.map((u) => u.pauseUntil)],
+    [
+      sorted.map((u) => u.host),
+      sorted.map((u) => u.throttleDelaySeconds),
+      sorted.map((u) => (u.pauseUntilMs === null ? null : new Date(u.pauseUntilMs))),
+    ],
   )
   const delays = sorted.filter((u) => u.crawlDelaySeconds !== undefined)
   if (delays.length === 0) return

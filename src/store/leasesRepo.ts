@@ -3,19 +3,19 @@ import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 
 interface ClaimOptions {
-  now: Date
+  nowMs: number
   limit: number
   /** Only pages of these hosts; null = every host. */
   hosts: readonly string[] | null
   leaseId: string
   worker: string
-  expiresAt: Date
+  expiresAtMs: number
   /**
-   * Also hand out pages due up to `until` (after `now`): an early hand-out, which spends budget the due
+   * Also hand out pages due up to `untilMs` (after `nowMs`): an early hand-out, which spends budget the due
    * pages leave unused. Only active, non-noisy pages whose due time is at most `shareOfPeriod` of their
    * period away qualify (the hand-out policy, core/handOut.ts). Absent: only due pages.
    */
-  early?: { until: Date; shareOfPeriod: number }
+  early?: { untilMs: number; shareOfPeriod: number }
 }
 
 interface TakenPage {
@@ -34,14 +34,14 @@ interface TakenPage {
  * calls do the rest): a page whose lease ran out is offered again like any other due page. Rows another
  * caller holds are skipped. Returns how many pages it returned.
  */
-export async function returnExpiredLeases(q: Queryable, now: Date, batch: number): Promise<number> {
+export async function returnExpiredLeases(q: Queryable, nowMs: number, batch: number): Promise<number> {
   const { rowCount } = await q.query({
     name: 'leases-return-expired',
     text: `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
            FROM (SELECT page_id FROM page_schedule WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
                  ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
            WHERE s.page_id = e.page_id`,
-    values: [now, batch],
+    values: [new Date(nowMs), batch],
   })
   return rowCount ?? 0
 }
@@ -158,14 +158,14 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
   const { limit } = options
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new RangeError(`lease limit must be a positive integer, not ${limit}`)
-  const early = options.early !== undefined && options.early.until > options.now ? options.early : null
+  const early = options.early !== undefined && options.early.untilMs > options.nowMs ? options.early : null
   const values: unknown[] = [
-    options.now,
+    new Date(options.nowMs),
     options.leaseId,
     options.worker,
-    options.expiresAt,
+    new Date(options.expiresAtMs),
     limit,
-    early ? early.until : options.now,
+    new Date(early ? early.untilMs : options.nowMs),
     early !== null,
     early ? early.shareOfPeriod : 0,
   ]
@@ -182,7 +182,7 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
  * most `capacity`, and a new one holds `initial`. The numbers are the hand-out policy's (core/handOut.ts).
  */
 interface HandOutBudget {
-  now: Date
+  nowMs: number
   perDay: number
   capacity: number
   initial: number
@@ -209,7 +209,7 @@ export async function takeHandOutTokens(
            FROM (SELECT ${available} AS available FROM lease_budget WHERE id FOR UPDATE) a
            WHERE b.id
            RETURNING least($2::float8, floor(a.available))::float8 AS taken, a.available::float8 AS available`,
-    values: [options.now, options.wanted, options.perDay, options.capacity, options.initial],
+    values: [new Date(options.nowMs), options.wanted, options.perDay, options.capacity, options.initial],
   })
   return rows[0] ?? { taken: 0, available: 0 }
 }
@@ -220,7 +220,7 @@ export async function availableHandOutTokens(q: Queryable, options: HandOutBudge
   const { rows } = await q.query<{ available: number }>({
     name: 'lease-budget-read',
     text: `SELECT ${available} AS available FROM lease_budget WHERE id`,
-    values: [options.now, options.perDay, options.capacity, options.initial],
+    values: [new Date(options.nowMs), options.perDay, options.capacity, options.initial],
   })
   return rows[0]?.available ?? Math.min(options.initial, options.capacity)
 }
@@ -235,11 +235,11 @@ export async function returnHandOutTokens(q: Queryable, tokens: number, capacity
   })
 }
 
-/** Extends the pages a lease still holds (unexpired) to `expiresAt`; returns how many. */
-export async function extendLease(q: Queryable, leaseId: string, now: Date, expiresAt: Date): Promise<number> {
+/** Extends the pages a lease still holds (unexpired) to `expiresAtMs`; returns how many. */
+export async function extendLease(q: Queryable, leaseId: string, nowMs: number, expiresAtMs: number): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE page_schedule SET lease_expires_at = $3 WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
-    [leaseId, now, expiresAt],
+    [leaseId, new Date(nowMs), new Date(expiresAtMs)],
   )
   return rowCount ?? 0
 }
@@ -249,13 +249,13 @@ export async function lockLeasedPages(
   q: Queryable,
   leaseId: string,
   ids: readonly string[],
-  now: Date,
+  nowMs: number,
 ): Promise<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }[]> {
   const { rows } = await q.query<{ id: string; crawlsPerDay: number | null; nextCrawlAtMs: number | null }>(
     `SELECT page_id::text AS id, crawls_per_day AS "crawlsPerDay", floor(extract(epoch FROM next_crawl_at) * 1000)::float8 AS "nextCrawlAtMs"
      FROM page_schedule WHERE lease_id = $1::uuid AND lease_expires_at > $2 AND page_id = ANY($3::bigint[])
      ORDER BY page_id FOR UPDATE`,
-    [leaseId, now, ids],
+    [leaseId, new Date(nowMs), ids],
   )
   return rows
 }
@@ -277,11 +277,11 @@ export async function releasePages(
  * Releases the pages the lease still holds, if it has not expired (an expired lease's pages are
  * returned by the next lease call); returns how many.
  */
-export async function releaseLease(q: Queryable, leaseId: string, now: Date): Promise<number> {
+export async function releaseLease(q: Queryable, leaseId: string, nowMs: number): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE page_schedule SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
      WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
-    [leaseId, now],
+    [leaseId, new Date(nowMs)],
   )
   return rowCount ?? 0
 }
@@ -300,7 +300,7 @@ interface UpcomingCrawlRow {
  */
 export async function upcomingCrawls(
   q: Queryable,
-  options: { until: Date | null; limit: number },
+  options: { untilMs: number | null; limit: number },
 ): Promise<UpcomingCrawlRow[]> {
   const { rows } = await q.query<UpcomingCrawlRow>(
     `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
@@ -318,7 +318,7 @@ export async function upcomingCrawls(
      ) u
      JOIN pages p ON p.id = u.page_id
      ORDER BY u.next_crawl_at, u.importance DESC, u.page_id LIMIT $2`,
-    [options.until, options.limit],
+    [options.untilMs === null ? null : new Date(options.untilMs), options.limit],
   )
   return rows
 }

@@ -99,17 +99,17 @@ const OBSERVATION_COLUMNS = `crawled_at AS "crawledAt", changed, content_hash AS
   last_modified AS "lastModified", http_status AS "httpStatus", applied, late,
   interval_seconds AS "intervalSeconds", received_at AS "receivedAt"`
 
-/** Newest first, strictly before `before` when given. */
+/** Newest first, strictly before `beforeMs` when given. */
 export async function listObservations(
   q: Queryable,
   pageId: string,
-  options: { before: Date | null; limit: number },
+  options: { beforeMs: number | null; limit: number },
 ): Promise<ObservationRow[]> {
   const { rows } = await q.query<ObservationRow>(
     `SELECT ${OBSERVATION_COLUMNS} FROM observations
      WHERE page_id = $1::bigint AND ($2::timestamptz IS NULL OR crawled_at < $2::timestamptz)
      ORDER BY crawled_at DESC LIMIT $3`,
-    [pageId, options.before, options.limit],
+    [pageId, options.beforeMs === null ? null : new Date(options.beforeMs), options.limit],
   )
   return rows
 }

@@ -1,4 +1,6 @@
 import { clampTimestampMs } from '../core/timestamps.ts'
+import type { PageFieldName, PageValue } from '../core/pageFields.ts'
+import { selectList } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
 
 /** Key of the advisory lock that makes one replica at a time run the optimiser. */
@@ -21,48 +23,35 @@ export async function releaseOptimizerLock(q: Queryable): Promise<void> {
   await q.query('SELECT pg_advisory_unlock($1)', [OPTIMIZER_LOCK_KEY])
 }
 
-/** One chunk of the optimiser's input, in id order. */
-export interface OptimizerPageChunk {
-  ids: string[]
-  hosts: string[]
-  importance: number[]
-  changesPerDay: (number | null)[]
-  minCrawlsPerDay: (number | null)[]
-  maxCrawlsPerDay: (number | null)[]
-  crawlsPerDay: (number | null)[]
-  lastCrawledAtMs: (number | null)[]
-  nextCrawlAtMs: (number | null)[]
-  intervals: number[]
+/** The fields an optimiser run reads of every page. */
+const OPTIMIZER_FIELDS = [
+  'id',
+  'host',
+  'importance',
+  'changesPerDay',
+  'minCrawlsPerDay',
+  'maxCrawlsPerDay',
+  'crawlsPerDay',
+  'lastCrawledAtMs',
+  'nextCrawlAtMs',
+  'intervals',
   /** The page's version when read (migrations/0007): the write-back applies only while it still holds. */
-  versions: number[]
-  statuses: string[]
-  noisy: boolean[]
+  'version',
+  'status',
+  'noisy',
   /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
-  ageShapes: (number | null)[]
-  ageShapeRateRatios: (number | null)[]
-}
+  'ageShape',
+  'ageShapeRateRatio',
+] as const satisfies readonly PageFieldName[]
 
-const OPTIMIZER_COLUMNS = `s.page_id::text, s.host, s.importance, p.changes_per_day, p.min_crawls_per_day, p.max_crawls_per_day, s.crawls_per_day,
-             floor(extract(epoch FROM p.last_crawled_at) * 1000)::float8, floor(extract(epoch FROM s.next_crawl_at) * 1000)::float8,
-             p.intervals, s.version::float8, p.status, p.noisy, p.age_shape, p.age_shape_rate_ratio`
+type OptimizerField = (typeof OPTIMIZER_FIELDS)[number]
 
-type OptimizerRow = [
-  string,
-  string,
-  number,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number,
-  number,
-  string,
-  boolean,
-  number | null,
-  number | null,
-]
+/** One chunk of the optimiser's input, in id order: a column per field. */
+export type OptimizerPageChunk = { [K in OptimizerField]: PageValue<K>[] }
+
+const OPTIMIZER_COLUMNS = selectList(OPTIMIZER_FIELDS)
+
+type OptimizerRow = unknown[]
 
 /** Up to `limit` pages after `afterId`, in id order (keyset paging: constant memory per chunk on the server). */
 export async function readOptimizerChunk(
@@ -123,46 +112,14 @@ export async function readPageDeletions(q: Queryable): Promise<string> {
 }
 
 function toChunk(rows: readonly OptimizerRow[]): OptimizerPageChunk {
-  const chunk: OptimizerPageChunk = {
-    ids: [],
-    hosts: [],
-    importance: [],
-    changesPerDay: [],
-    minCrawlsPerDay: [],
-    maxCrawlsPerDay: [],
-    crawlsPerDay: [],
-    lastCrawledAtMs: [],
-    nextCrawlAtMs: [],
-    intervals: [],
-    versions: [],
-    statuses: [],
-    noisy: [],
-    ageShapes: [],
-    ageShapeRateRatios: [],
-  }
-  for (const r of rows) {
-    chunk.ids.push(r[0])
-    chunk.hosts.push(r[1])
-    chunk.importance.push(r[2])
-    chunk.changesPerDay.push(r[3])
-    chunk.minCrawlsPerDay.push(r[4])
-    chunk.maxCrawlsPerDay.push(r[5])
-    chunk.crawlsPerDay.push(r[6])
-    chunk.lastCrawledAtMs.push(r[7])
-    chunk.nextCrawlAtMs.push(r[8])
-    chunk.intervals.push(r[9])
-    chunk.versions.push(r[10])
-    chunk.statuses.push(r[11])
-    chunk.noisy.push(r[12])
-    chunk.ageShapes.push(r[13])
-    chunk.ageShapeRateRatios.push(r[14])
-  }
-  return chunk
+  const columns = OPTIMIZER_FIELDS.map(() => [] as unknown[])
+  for (const r of rows) for (let c = 0; c < columns.length; c++) columns[c]!.push(r[c])
+  return Object.fromEntries(OPTIMIZER_FIELDS.map((k, c) => [k, columns[c]])) as OptimizerPageChunk
 }
 
 /**
  * Writes new rates and due times for the pages whose rate moved (bulk, one statement per chunk), each only
- * while the page still has the version the run read: a page crawled or changed since keeps what that write
+ * while the page still has the version the run read (the fields written are those the table marks `optimizer`): a page crawled or changed since keeps what that write
  * gave it. Returns how many pages were written.
  */
 export async function writeRates(
@@ -210,11 +167,11 @@ function arrayLiteral(values: readonly (number | string | null)[]): string {
 
 export async function saveOptimizerState(
   q: Queryable,
-  state: { lambda: number; hostLambdas: Record<string, number>; solvedAt: Date; pages: number },
+  state: { lambda: number; hostLambdas: Record<string, number>; solvedAtMs: number; pages: number },
 ): Promise<void> {
   await q.query(
     'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id',
-    [state.lambda, JSON.stringify(state.hostLambdas), state.solvedAt, state.pages],
+    [state.lambda, JSON.stringify(state.hostLambdas), new Date(state.solvedAtMs), state.pages],
   )
 }
 
@@ -232,13 +189,16 @@ interface OptimizerRunRow {
   pagesRetimed: number
 }
 
-export async function insertOptimizerRun(q: Queryable, run: Omit<OptimizerRunRow, 'id'>): Promise<void> {
+export async function insertOptimizerRun(
+  q: Queryable,
+  run: Omit<OptimizerRunRow, 'id' | 'startedAt'> & { startedAtMs: number },
+): Promise<void> {
   await q.query(
     `INSERT INTO optimizer_runs (started_at, duration_ms, trigger, objective, lambda, pages, pages_crawled,
        budget_crawls_per_day, expected_freshness, pages_retimed)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
-      run.startedAt,
+      new Date(run.startedAtMs),
       run.durationMs,
       run.trigger,
       run.objective,

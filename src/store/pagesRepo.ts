@@ -1,76 +1,29 @@
-import { isoTimestampOrNull } from '../core/timestamps.ts'
+import {
+  fieldNamesWhere,
+  fieldsWrittenBy,
+  PAGE_FIELDS,
+  type FieldValues,
+  type PageFieldName,
+  type PageRow,
+  type PageTable,
+} from '../core/pageFields.ts'
+import { recordColumns, selectList, sentFields, setList, wireType, wireValue } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
 
-/**
- * A page as stored. Ids are bigint in SQL and strings here (node-postgres returns int8 as text); times
- * are epoch milliseconds (floored, as a JS Date would hold them): parsing text timestamps into Dates was a
- * visible share of ingest CPU.
- */
-export interface PageRow {
-  id: string
-  url: string
-  host: string
-  importance: number
-  minCrawlsPerDay: number | null
-  maxCrawlsPerDay: number | null
-  crawls: number
-  intervals: number
-  changes: number
-  firstCrawledAtMs: number | null
-  lastCrawledAtMs: number | null
-  intervalStartAtMs: number | null
-  lastChangedAtMs: number | null
-  lastContentHash: string | null
-  /** The estimator state as stored (src/math/estimators/codec.ts); null before a page's first interval. */
-  estimatorState: Uint8Array | null
-  changesPerDay: number | null
-  crawlsPerDay: number | null
-  nextCrawlAtMs: number | null
-  leaseId: string | null
-  leasedBy: string | null
-  leaseExpiresAtMs: number | null
-  /** Bumped by every write of the page's state or attributes (migrations/0007). */
-  version: number
-  status: 'active' | 'failing' | 'gone' | 'redirected'
-  consecutiveFailures: number
-  lastHttpStatus: number | null
-  lastSuccessAtMs: number | null
-  redirectTo: string | null
-  etag: string | null
-  serverLastModifiedMs: number | null
-  noisy: boolean
-}
-
-const epochMs = (column: string, alias: string): string =>
-  `floor(extract(epoch FROM ${column}) * 1000)::float8 AS "${alias}"`
-
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
-const PAGE_COLUMNS = `
-  p.id::text AS "id", p.url, p.host, s.importance,
-  p.min_crawls_per_day AS "minCrawlsPerDay", p.max_crawls_per_day AS "maxCrawlsPerDay",
-  p.crawls, p.intervals, p.changes,
-  ${epochMs('p.first_crawled_at', 'firstCrawledAtMs')}, ${epochMs('p.last_crawled_at', 'lastCrawledAtMs')},
-  ${epochMs('p.interval_start_at', 'intervalStartAtMs')}, ${epochMs('p.last_changed_at', 'lastChangedAtMs')},
-  p.last_content_hash AS "lastContentHash", p.estimator_state AS "estimatorState",
-  p.changes_per_day AS "changesPerDay", s.crawls_per_day AS "crawlsPerDay",
-  ${epochMs('s.next_crawl_at', 'nextCrawlAtMs')},
-  s.lease_id::text AS "leaseId", s.leased_by AS "leasedBy", ${epochMs('s.lease_expires_at', 'leaseExpiresAtMs')},
-  s.version::float8 AS "version",
-  p.status, p.consecutive_failures AS "consecutiveFailures", p.last_http_status AS "lastHttpStatus",
-  ${epochMs('p.last_success_at', 'lastSuccessAtMs')}, p.redirect_to AS "redirectTo", p.etag,
-  ${epochMs('p.server_last_modified', 'serverLastModifiedMs')}, p.noisy`
+const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
 
 const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
 
 /**
- * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAt`); returns how
+ * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAtMs`); returns how
  * many were new. Inserts in URL order so two concurrent batches that register overlapping URLs wait for each
  * other instead of deadlocking.
  */
 export async function insertMissingPages(
   q: Queryable,
   pages: readonly { url: string; host: string; importance?: number }[],
-  nextCrawlAt: Date,
+  nextCrawlAtMs: number,
 ): Promise<number> {
   if (pages.length === 0) return 0
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
@@ -83,7 +36,12 @@ export async function insertMissingPages(
      )
      INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
      SELECT i.id, i.host, u.importance, $4::timestamptz FROM inserted i JOIN u ON u.url = i.url`,
-    [sorted.map((p) => p.url), sorted.map((p) => p.host), sorted.map((p) => p.importance ?? 1), nextCrawlAt],
+    [
+      sorted.map((p) => p.url),
+      sorted.map((p) => p.host),
+      sorted.map((p) => p.importance ?? 1),
+      new Date(nextCrawlAtMs),
+    ],
   )
   return rowCount ?? 0
 }
@@ -98,190 +56,119 @@ export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Pro
   return rows
 }
 
+/** The fields a reported crawl writes, and those it sends (the version moves by itself). */
+const CRAWL_FIELDS = fieldsWrittenBy('crawl')
+const CRAWL_SENT = sentFields(CRAWL_FIELDS)
+
 /** A page's crawl state after a batch of observations, written back in one statement. */
-export type CrawledPageWrite = Pick<
-  PageRow,
-  | 'id'
-  | 'crawls'
-  | 'intervals'
-  | 'changes'
-  | 'firstCrawledAtMs'
-  | 'lastCrawledAtMs'
-  | 'intervalStartAtMs'
-  | 'lastChangedAtMs'
-  | 'lastContentHash'
-  | 'estimatorState'
-  | 'changesPerDay'
-  | 'crawlsPerDay'
-  | 'nextCrawlAtMs'
-  | 'status'
-  | 'consecutiveFailures'
-  | 'lastHttpStatus'
-  | 'lastSuccessAtMs'
-  | 'redirectTo'
-  | 'etag'
-  | 'serverLastModifiedMs'
-  | 'noisy'
-> & {
-  /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
-  ageShape: number | null
-  ageShapeRateRatio: number | null
-  /** The lease this batch completed on the page, if any: cleared only while it still holds. */
-  completedLeaseId: string | null
-}
+export type CrawledPageWrite = Pick<PageRow, 'id'> &
+  FieldValues<(typeof CRAWL_SENT)[number]> & {
+    /** The lease this batch completed on the page, if any: cleared only while it still holds. */
+    completedLeaseId: string | null
+  }
+
+const CRAWL_WRITE = `WITH u AS MATERIALIZED (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS u("id" bigint, ${recordColumns(CRAWL_SENT)}, "completedLeaseId" uuid)
+     ),
+     crawl_state AS (
+       UPDATE pages p SET ${setList(CRAWL_FIELDS, 'pages')}, updated_at = now()
+       FROM u WHERE p.id = u."id"
+     )
+     UPDATE page_schedule s SET ${setList(CRAWL_FIELDS, 'page_schedule')},
+       lease_id = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_id END,
+       leased_by = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_by END,
+       lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END
+     FROM u WHERE s.page_id = u."id"`
 
 export async function writeCrawledPages(q: Queryable, updates: readonly CrawledPageWrite[]): Promise<void> {
   if (updates.length === 0) return
-  await q.query(
-    `WITH u AS MATERIALIZED (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS u(
-         "id" bigint, "crawls" int, "intervals" int, "changes" int,
-         "firstCrawledAt" timestamptz, "lastCrawledAt" timestamptz, "intervalStartAt" timestamptz,
-         "lastChangedAt" timestamptz, "lastContentHash" text, "estimatorState" text,
-         "changesPerDay" double precision, "crawlsPerDay" double precision, "nextCrawlAt" timestamptz,
-         "status" text, "consecutiveFailures" int, "lastHttpStatus" smallint, "lastSuccessAt" timestamptz,
-         "redirectTo" text, "etag" text, "serverLastModified" timestamptz, "noisy" boolean,
-         "ageShape" double precision, "ageShapeRateRatio" double precision,
-         "completedLeaseId" uuid)
+  const records = updates.map((u) => {
+    const record: Record<string, unknown> = { id: u.id }
+    for (const k of CRAWL_SENT) record[k] = wireValue(PAGE_FIELDS[k], u[k])
+    record.completedLeaseId = u.completedLeaseId
+    return record
+  })
+  await q.query(CRAWL_WRITE, [JSON.stringify(records)])
+}
+
+/** The fields an upsert sets: given for every page, they replace the stored ones. */
+const UPSERT_FIELDS = fieldsWrittenBy('upsert')
+const UPSERT_SENT = sentFields(UPSERT_FIELDS)
+
+export type PageUpsert = Pick<PageRow, 'url' | 'host'> & FieldValues<(typeof UPSERT_SENT)[number]>
+
+const upsertColumns = (table: PageTable) => UPSERT_SENT.filter((k) => PAGE_FIELDS[k].table === table)
+const UPSERT_PAGE_COLUMNS = upsertColumns('pages')
+const UPSERT_SCHEDULE_COLUMNS = upsertColumns('page_schedule')
+const columnsOf = (names: readonly PageFieldName[], prefix: string) =>
+  names.map((k) => `, ${prefix}${PAGE_FIELDS[k].column}`).join('')
+const valuesOf = (names: readonly PageFieldName[]) => names.map((k) => `, u."${k}"`).join('')
+const excludedOf = (names: readonly PageFieldName[]) =>
+  names.map((k) => `${PAGE_FIELDS[k].column} = excluded.${PAGE_FIELDS[k].column}, `).join('')
+
+const UPSERT = `WITH u AS MATERIALIZED (
+       SELECT * FROM unnest($1::text[], $2::text[]${UPSERT_SENT.map((k, i) => `, $${i + 3}::${wireType(PAGE_FIELDS[k])}[]`).join('')})
+         WITH ORDINALITY AS u(url, host${UPSERT_SENT.map((k) => `, "${k}"`).join('')}, ord)
      ),
-     crawl_state AS (
-       UPDATE pages p SET
-         crawls = u."crawls", intervals = u."intervals", changes = u."changes",
-         first_crawled_at = u."firstCrawledAt", last_crawled_at = u."lastCrawledAt",
-         interval_start_at = u."intervalStartAt", last_changed_at = u."lastChangedAt",
-         last_content_hash = u."lastContentHash",
-         estimator_state = decode(u."estimatorState", 'base64'),
-         changes_per_day = u."changesPerDay",
-         status = u."status", consecutive_failures = u."consecutiveFailures", last_http_status = u."lastHttpStatus",
-         last_success_at = u."lastSuccessAt", redirect_to = u."redirectTo", etag = u."etag",
-         server_last_modified = u."serverLastModified", noisy = u."noisy",
-         age_shape = u."ageShape", age_shape_rate_ratio = u."ageShapeRateRatio",
-         updated_at = now()
-       FROM u WHERE p.id = u."id"
+     page AS (
+       INSERT INTO pages AS p (url, host${columnsOf(UPSERT_PAGE_COLUMNS, '')})
+       SELECT u.url, u.host${valuesOf(UPSERT_PAGE_COLUMNS)} FROM u ORDER BY u.ord
+       ON CONFLICT (url) DO UPDATE SET ${excludedOf(UPSERT_PAGE_COLUMNS)}updated_at = now()
+       RETURNING p.*, (xmax = 0) AS created
+     ),
+     schedule AS (
+       INSERT INTO page_schedule AS s (page_id, host${columnsOf(UPSERT_SCHEDULE_COLUMNS, '')}, next_crawl_at)
+       SELECT page.id, page.host${valuesOf(UPSERT_SCHEDULE_COLUMNS)}, $${UPSERT_SENT.length + 3}::timestamptz
+       FROM page JOIN u ON u.url = page.url ORDER BY u.ord
+       ON CONFLICT (page_id) DO UPDATE SET ${excludedOf(UPSERT_SCHEDULE_COLUMNS)}version = s.version + 1
+       RETURNING s.*
      )
-     UPDATE page_schedule s SET
-       crawls_per_day = u."crawlsPerDay", next_crawl_at = u."nextCrawlAt",
-       lease_id = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_id END,
-       leased_by = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_by END,
-       lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END,
-       version = s.version + 1
-     FROM u WHERE s.page_id = u."id"`,
-    // The state travels as base64 inside the JSON batch.
-    [
-      JSON.stringify(
-        updates.map((u) => ({
-          id: u.id,
-          crawls: u.crawls,
-          intervals: u.intervals,
-          changes: u.changes,
-          firstCrawledAt: isoTimestampOrNull(u.firstCrawledAtMs),
-          lastCrawledAt: isoTimestampOrNull(u.lastCrawledAtMs),
-          intervalStartAt: isoTimestampOrNull(u.intervalStartAtMs),
-          lastChangedAt: isoTimestampOrNull(u.lastChangedAtMs),
-          lastContentHash: u.lastContentHash,
-          estimatorState: u.estimatorState === null ? null : toBase64(u.estimatorState),
-          changesPerDay: u.changesPerDay,
-          crawlsPerDay: u.crawlsPerDay,
-          nextCrawlAt: isoTimestampOrNull(u.nextCrawlAtMs),
-          status: u.status,
-          consecutiveFailures: u.consecutiveFailures,
-          lastHttpStatus: u.lastHttpStatus,
-          lastSuccessAt: isoTimestampOrNull(u.lastSuccessAtMs),
-          redirectTo: u.redirectTo,
-          etag: u.etag,
-          serverLastModified: isoTimestampOrNull(u.serverLastModifiedMs),
-          noisy: u.noisy,
-          ageShape: u.ageShape,
-          ageShapeRateRatio: u.ageShapeRateRatio,
-          completedLeaseId: u.completedLeaseId,
-        })),
-      ),
-    ],
-  )
-}
-
-const toBase64 = (bytes: Uint8Array): string =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-
-export interface PageUpsert {
-  url: string
-  host: string
-  importance: number
-  minCrawlsPerDay: number | null
-  maxCrawlsPerDay: number | null
-}
+     SELECT ${PAGE_COLUMNS}, p.created FROM page p JOIN schedule s ON s.page_id = p.id`
 
 /**
  * Bulk upsert (PUT semantics: the given attributes replace the stored ones). URL order, as for
- * registration. New pages are due at `nextCrawlAt`. Returns every touched row and whether it was new.
+ * registration. New pages are due at `nextCrawlAtMs`. Returns every touched row and whether it was new.
  */
 export async function upsertPages(
   q: Queryable,
   pages: readonly PageUpsert[],
-  nextCrawlAt: Date,
+  nextCrawlAtMs: number,
 ): Promise<{ row: PageRow; created: boolean }[]> {
   if (pages.length === 0) return []
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-  const { rows } = await q.query<PageRow & { created: boolean }>(
-    `WITH u AS MATERIALIZED (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[])
-         WITH ORDINALITY AS u(url, host, importance, min, max, ord)
-     ),
-     page AS (
-       INSERT INTO pages AS p (url, host, min_crawls_per_day, max_crawls_per_day)
-       SELECT u.url, u.host, u.min, u.max FROM u ORDER BY u.ord
-       ON CONFLICT (url) DO UPDATE SET
-         min_crawls_per_day = excluded.min_crawls_per_day,
-         max_crawls_per_day = excluded.max_crawls_per_day,
-         updated_at = now()
-       RETURNING p.*, (xmax = 0) AS created
-     ),
-     schedule AS (
-       INSERT INTO page_schedule AS s (page_id, host, importance, next_crawl_at)
-       SELECT page.id, page.host, u.importance, $6::timestamptz FROM page JOIN u ON u.url = page.url ORDER BY u.ord
-       ON CONFLICT (page_id) DO UPDATE SET importance = excluded.importance, version = s.version + 1
-       RETURNING s.*
-     )
-     SELECT ${PAGE_COLUMNS}, p.created FROM page p JOIN schedule s ON s.page_id = p.id`,
-    [
-      sorted.map((p) => p.url),
-      sorted.map((p) => p.host),
-      sorted.map((p) => p.importance),
-      sorted.map((p) => p.minCrawlsPerDay),
-      sorted.map((p) => p.maxCrawlsPerDay),
-      nextCrawlAt,
-    ],
-  )
+  const { rows } = await q.query<PageRow & { created: boolean }>(UPSERT, [
+    sorted.map((p) => p.url),
+    sorted.map((p) => p.host),
+    ...UPSERT_SENT.map((k) => sorted.map((p) => wireValue(PAGE_FIELDS[k], p[k]))),
+    new Date(nextCrawlAtMs),
+  ])
   return rows.map(({ created, ...row }) => ({ row, created }))
 }
 
+/** The fields a re-time writes (a new estimate, rate and due time), and those it sends. */
+const RETIME_FIELDS = fieldsWrittenBy('retime')
+const RETIME_SENT = sentFields(RETIME_FIELDS)
+
 /** One page's new scheduling estimate, rate and due time. */
-interface PageSchedule {
-  id: string
-  changesPerDay: number | null
-  crawlsPerDay: number | null
-  nextCrawlAtMs: number | null
-}
+type PageSchedule = Pick<PageRow, 'id'> & FieldValues<(typeof RETIME_SENT)[number]>
+
+const RETIME = `WITH u AS MATERIALIZED (
+       SELECT * FROM unnest($1::bigint[]${RETIME_SENT.map((k, i) => `, $${i + 2}::${wireType(PAGE_FIELDS[k])}[]`).join('')})
+         AS u(id${RETIME_SENT.map((k) => `, "${k}"`).join('')})
+     ),
+     estimate AS (
+       UPDATE pages p SET ${setList(RETIME_FIELDS, 'pages')}, updated_at = now() FROM u WHERE p.id = u.id
+     )
+     UPDATE page_schedule s SET ${setList(RETIME_FIELDS, 'page_schedule')}
+     FROM u WHERE s.page_id = u.id`
 
 /** Writes new estimates, rates and due times in one statement (after an upsert or a settings change). */
 export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[]): Promise<void> {
   if (schedules.length === 0) return
-  await q.query(
-    `WITH u AS MATERIALIZED (
-       SELECT * FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::timestamptz[]) AS u(id, changes, rate, next)
-     ),
-     estimate AS (
-       UPDATE pages p SET changes_per_day = u.changes, updated_at = now() FROM u WHERE p.id = u.id
-     )
-     UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = u.next, version = s.version + 1
-     FROM u WHERE s.page_id = u.id`,
-    [
-      schedules.map((s) => s.id),
-      schedules.map((s) => s.changesPerDay),
-      schedules.map((s) => s.crawlsPerDay),
-      schedules.map((s) => isoTimestampOrNull(s.nextCrawlAtMs)),
-    ],
-  )
+  await q.query(RETIME, [
+    schedules.map((s) => s.id),
+    ...RETIME_SENT.map((k) => schedules.map((s) => wireValue(PAGE_FIELDS[k], s[k]))),
+  ])
 }
 
 export async function getPageById(q: Queryable, id: string): Promise<PageRow | null> {

@@ -59,7 +59,7 @@ const OVERDUE = 'next_crawl_at <= $1 AND (lease_id IS NULL OR lease_expires_at <
 
 export async function readStatsSnapshot(
   q: Queryable,
-  options: { now: Date; spacing: CrawlSpacing; defaultChangesPerDay: number },
+  options: { nowMs: number; spacing: CrawlSpacing; defaultChangesPerDay: number },
 ): Promise<StatsSnapshotRow> {
   const pages = await q.query<{
     pages: number
@@ -86,11 +86,11 @@ export async function readStatsSnapshot(
        count(*) FILTER (WHERE status = 'redirected')::int AS redirected,
        count(*) FILTER (WHERE noisy)::int AS noisy
      FROM pages p JOIN page_schedule s ON s.page_id = p.id`,
-    [options.now, options.defaultChangesPerDay],
+    [new Date(options.nowMs), options.defaultChangesPerDay],
   )
   const crawls = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM observations WHERE crawled_at > $1::timestamptz - interval '1 hour' AND crawled_at <= $1`,
-    [options.now],
+    [new Date(options.nowMs)],
   )
   const r = pages.rows[0]!
   return {
@@ -161,12 +161,12 @@ interface OverdueHostRow {
 }
 
 /** Hosts with the most overdue pages (ties: oldest due first). */
-export async function readTopOverdueHosts(q: Queryable, now: Date, limit: number): Promise<OverdueHostRow[]> {
+export async function readTopOverdueHosts(q: Queryable, nowMs: number, limit: number): Promise<OverdueHostRow[]> {
   const { rows } = await q.query<OverdueHostRow>(
     `SELECT host, count(*)::int AS "pagesOverdue", min(next_crawl_at) AS "oldestOverdueAt"
      FROM page_schedule WHERE ${OVERDUE}
      GROUP BY host ORDER BY count(*) DESC, min(next_crawl_at), host LIMIT $2`,
-    [now, limit],
+    [new Date(nowMs), limit],
   )
   return rows
 }
@@ -182,18 +182,21 @@ interface StatsSampleRow {
   crawlsPerDayLastHour: number
 }
 
+/** A sample to record: the row, its time in epoch ms. */
+type StatsSample = Omit<StatsSampleRow, 'sampledAt'> & { sampledAtMs: number }
+
 /**
  * Records a sample under its minute (a second sample in the same minute, from this or another
- * replica, is dropped) and prunes samples older than `retainSince`. Returns whether it was stored.
+ * replica, is dropped) and prunes samples older than `retainSinceMs`. Returns whether it was stored.
  */
-export async function insertStatsSample(q: Queryable, s: StatsSampleRow, retainSince: Date): Promise<boolean> {
+export async function insertStatsSample(q: Queryable, s: StatsSample, retainSinceMs: number): Promise<boolean> {
   const { rowCount } = await q.query(
     `INSERT INTO stats_samples (sampled_at, pages, pages_overdue, oldest_overdue_age_seconds, expected_freshness,
        budget_crawls_per_day, planned_crawls_per_day, crawls_per_day_last_hour)
      VALUES (date_trunc('minute', $1::timestamptz), $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (sampled_at) DO NOTHING`,
     [
-      s.sampledAt,
+      new Date(s.sampledAtMs),
       s.pages,
       s.pagesOverdue,
       s.oldestOverdueAgeSeconds,
@@ -204,14 +207,14 @@ export async function insertStatsSample(q: Queryable, s: StatsSampleRow, retainS
     ],
   )
   const stored = (rowCount ?? 0) > 0
-  if (stored) await q.query('DELETE FROM stats_samples WHERE sampled_at < $1', [retainSince])
+  if (stored) await q.query('DELETE FROM stats_samples WHERE sampled_at < $1', [new Date(retainSinceMs)])
   return stored
 }
 
 /** Samples in (from, to], averaged over buckets of `bucketSeconds` (a bucket is named by its start). */
 export async function readStatsSeries(
   q: Queryable,
-  options: { from: Date; to: Date; bucketSeconds: number },
+  options: { fromMs: number; toMs: number; bucketSeconds: number },
 ): Promise<StatsSampleRow[]> {
   const { rows } = await q.query<StatsSampleRow>(
     `SELECT to_timestamp(floor(extract(epoch FROM sampled_at) / $3) * $3) AS "sampledAt",
@@ -221,7 +224,7 @@ export async function readStatsSeries(
        avg(crawls_per_day_last_hour) AS "crawlsPerDayLastHour"
      FROM stats_samples WHERE sampled_at > $1 AND sampled_at <= $2
      GROUP BY 1 ORDER BY 1`,
-    [options.from, options.to, options.bucketSeconds],
+    [new Date(options.fromMs), new Date(options.toMs), options.bucketSeconds],
   )
   return rows
 }
@@ -238,14 +241,17 @@ export interface CrawlActivityRow {
  * Crawls (observations by crawl time) and detected changes per hour and reported HTTP status in
  * (from, to]: one scan of the window (observations_crawled_at_brin), a few rows per hour.
  */
-export async function readCrawlActivity(q: Queryable, options: { from: Date; to: Date }): Promise<CrawlActivityRow[]> {
+export async function readCrawlActivity(
+  q: Queryable,
+  options: { fromMs: number; toMs: number },
+): Promise<CrawlActivityRow[]> {
   const { rows } = await q.query<CrawlActivityRow>(
     `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR}) AS "hourStart",
        http_status::int AS "httpStatus",
        count(*)::int AS crawls, count(*) FILTER (WHERE changed)::int AS changes
      FROM observations WHERE crawled_at > $1 AND crawled_at <= $2
      GROUP BY 1, 2 ORDER BY 1, 2`,
-    [options.from, options.to],
+    [new Date(options.fromMs), new Date(options.toMs)],
   )
   return rows
 }
@@ -268,7 +274,7 @@ interface FetchFailureRow {
  */
 export async function readFetchFailures(
   q: Queryable,
-  options: { from: Date; to: Date; limit: number },
+  options: { fromMs: number; toMs: number; limit: number },
 ): Promise<FetchFailureRow[]> {
   const { rows } = await q.query<FetchFailureRow>(
     `SELECT p.host, o.http_status::int AS "httpStatus", count(*)::int AS fetches,
@@ -276,7 +282,7 @@ export async function readFetchFailures(
      FROM observations o JOIN pages p ON p.id = o.page_id
      WHERE o.crawled_at > $1 AND o.crawled_at <= $2 AND (o.http_status < 200 OR o.http_status >= 400)
      GROUP BY 1, 2 ORDER BY count(*) DESC, max(o.crawled_at) DESC, 1, 2 LIMIT $3`,
-    [options.from, options.to, options.limit],
+    [new Date(options.fromMs), new Date(options.toMs), options.limit],
   )
   return rows
 }

@@ -26,14 +26,14 @@ export const scheduleRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx
       },
     },
     handler: async (request) => {
-      let until: Date | null = null
+      let untilMs: number | null = null
       if (request.query.until !== undefined) {
         const read = readTimestamp(request.query.until)
         if ('error' in read)
           throw new InvalidInputError(`until is ${read.error}`, [{ path: '/querystring/until', message: read.error }])
-        until = new Date(read.ms)
+        untilMs = read.ms
       }
-      return listUpcomingCrawls(ctx, { limit: request.query.limit, until })
+      return listUpcomingCrawls(ctx, { limit: request.query.limit, untilMs })
     },
   })
 }
