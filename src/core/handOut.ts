@@ -1,5 +1,5 @@
 import type { Settings } from './settings.ts'
-import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
+import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 
 /**
  * The hand-out policy (docs/api.md "Schedule"): how many pages leases may hand out, and which pages may
@@ -83,4 +83,44 @@ export function earlyHandOutFrom(periodStart: number, dueAt: number): number {
 /** Whether the allowance holds a whole token: leases are not held back by the budget. */
 export function allowanceLeft(availableTokens: number): boolean {
   return availableTokens >= 1
+}
+
+/** Why a lease handed out fewer pages than asked (docs/api.md "Why a lease is short"). */
+type LeaseLimit = 'nothingDue' | 'budgetAllowance' | 'pacedHosts' | 'hostBackoff'
+export const LEASE_LIMITS: readonly LeaseLimit[] = ['nothingDue', 'budgetAllowance', 'pacedHosts', 'hostBackoff']
+
+/**
+ * Explains a short lease and says when asking again can give a page: the allowance ran short while pages were
+ * leasable (`budgetAllowance`: the next token is `(1 − tokens left) / budget` away), paced hosts hold due pages
+ * back until their turn (`pacedHosts`, or `hostBackoff` when the host is paused beyond its pace after a 429/503),
+ * or no page is due (`nothingDue`: the next due time). `retryAfterSeconds` is the later of the allowance's
+ * next token and the next leasable page, at least 1 s; null when there is no page to hand out at all.
+ */
+export function explainShortLease(options: {
+  nowMs: number
+  /** Tokens the lease took from the allowance (pages it could hand out), and the pages it asked for. */
+  taken: number
+  limit: number
+  /** The allowance after the lease, and the budget it fills at. */
+  tokensLeft: number
+  perDay: number
+  /** When the next unleased page may be handed out (null: there is none). */
+  nextLeasableAtMs: number | null
+  /** Paced hosts holding due pages back: their pace and their next turn. */
+  heldHosts: readonly { paceSeconds: number; nextLeaseAtMs: number }[]
+}): { limitedBy: LeaseLimit[]; retryAfterSeconds: number | null } {
+  const { nowMs, nextLeasableAtMs } = options
+  const limitedBy: LeaseLimit[] = []
+  const leasableNow = nextLeasableAtMs !== null && nextLeasableAtMs <= nowMs
+  const budgetShort = options.taken < options.limit && leasableNow
+  if (budgetShort) limitedBy.push('budgetAllowance')
+  const backoff = (h: { paceSeconds: number; nextLeaseAtMs: number }) =>
+    h.nextLeaseAtMs - nowMs > h.paceSeconds * MS_PER_SECOND
+  if (options.heldHosts.some((h) => !backoff(h))) limitedBy.push('pacedHosts')
+  if (options.heldHosts.some(backoff)) limitedBy.push('hostBackoff')
+  if (!leasableNow && options.heldHosts.length === 0) limitedBy.push('nothingDue')
+  if (nextLeasableAtMs === null) return { limitedBy, retryAfterSeconds: null }
+  const tokenWaitSeconds = options.tokensLeft >= 1 ? 0 : ((1 - options.tokensLeft) / options.perDay) * SECONDS_PER_DAY
+  const pageWaitSeconds = Math.max(0, (nextLeasableAtMs - nowMs) / MS_PER_SECOND)
+  return { limitedBy, retryAfterSeconds: Math.max(1, Math.ceil(Math.max(tokenWaitSeconds, pageWaitSeconds))) }
 }

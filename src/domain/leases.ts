@@ -3,6 +3,7 @@ import { z } from 'zod'
 import {
   claimDuePages,
   extendLease,
+  leaseShortfall,
   lockLeasedPages,
   releaseLease,
   releasePages,
@@ -18,8 +19,14 @@ import type { Settings } from '../core/settings.ts'
 import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
 import { isPageId } from './pages.ts'
-import { httpDate, timestampSchema } from '../core/timestamps.ts'
-import { earlyHandOutLimit, earlyHandOutWindow, handOutAllowance } from '../core/handOut.ts'
+import { httpDate, isoTimestamp, timestampSchema } from '../core/timestamps.ts'
+import {
+  earlyHandOutLimit,
+  earlyHandOutWindow,
+  explainShortLease,
+  handOutAllowance,
+  LEASE_LIMITS,
+} from '../core/handOut.ts'
 import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -71,11 +78,44 @@ const leasedPageSchema = z
     description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).',
   })
 
+const pacedHostSchema = z
+  .object({
+    host: z.string(),
+    paceSeconds: z
+      .number()
+      .describe(
+        'Least time between two pages of the host handed out (minDelaySeconds, Crawl-delay, or the adaptive delay).',
+      ),
+    nextLeaseAt: timestampSchema.describe('When the host may next hand out a page (its turn, or the end of a pause).'),
+  })
+  .meta({ id: 'PacedHost', description: 'A paced host whose due pages wait for its turn.' })
+
 export const leaseGrantSchema = z
   .object({
     leaseId: z.string().describe('Report each crawl with this leaseId to complete the lease for that page.'),
     expiresAt: timestampSchema,
     pages: z.array(leasedPageSchema).describe('Most overdue first; empty when nothing is due.'),
+    limitedBy: z
+      .array(z.enum(LEASE_LIMITS))
+      .describe(
+        'Why fewer pages than asked: nothingDue (no page is due), budgetAllowance (the budget’s hand-out allowance is spent for now), pacedHosts (due pages wait for their host’s turn), hostBackoff (their host is paused after 429/503). Empty when the lease is full.',
+      ),
+    retryAfterSeconds: z
+      .number()
+      .nullable()
+      .describe(
+        'When asking again can give a page: 0 after a full lease; null when there is no page to hand out at all.',
+      ),
+    nextDueAt: timestampSchema
+      .nullable()
+      .describe(
+        'After a short lease: when the next unleased page may be handed out (null when none, or after a full lease).',
+      ),
+    pacedHosts: z
+      .array(pacedHostSchema)
+      .describe(
+        'After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100).',
+      ),
   })
   .meta({ id: 'LeaseGrant', description: 'Due pages handed out under one lease.' })
 
@@ -139,9 +179,19 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)
+  const explained =
+    pages.length >= request.limit
+      ? FULL_LEASE
+      : await explainLease(deps, request.limit, hosts, {
+          nowMs,
+          taken,
+          tokensLeft: Math.min(allowance.capacity, available - pages.length),
+          perDay: allowance.perDay,
+        })
   return {
     leaseId,
     expiresAt: new Date(expiresAtMs).toISOString(),
+    ...explained,
     pages: pages.map((p) => ({
       id: p.id,
       url: p.url,
@@ -154,6 +204,34 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       ifModifiedSince: p.serverLastModified === null ? null : httpDate(p.serverLastModified.getTime()),
     })),
     expiredReturned,
+  }
+}
+
+const FULL_LEASE = { limitedBy: [], retryAfterSeconds: 0, nextDueAt: null, pacedHosts: [] }
+
+/** Why a lease is short and when to ask again (core/handOut.ts, explainShortLease), from the pool after it. */
+async function explainLease(
+  deps: Pick<DomainDeps, 'pool'>,
+  limit: number,
+  hosts: string[] | null,
+  lease: { nowMs: number; taken: number; tokensLeft: number; perDay: number },
+): Promise<Pick<LeaseGrant, 'limitedBy' | 'retryAfterSeconds' | 'nextDueAt' | 'pacedHosts'>> {
+  const { nextLeasableAt, heldHosts } = await leaseShortfall(deps.pool, { now: new Date(lease.nowMs), hosts })
+  const { limitedBy, retryAfterSeconds } = explainShortLease({
+    ...lease,
+    limit,
+    nextLeasableAtMs: nextLeasableAt?.getTime() ?? null,
+    heldHosts: heldHosts.map((h) => ({ paceSeconds: h.paceSeconds, nextLeaseAtMs: h.nextLeaseAt.getTime() })),
+  })
+  return {
+    limitedBy,
+    retryAfterSeconds,
+    nextDueAt: nextLeasableAt === null ? null : isoTimestamp(nextLeasableAt.getTime()),
+    pacedHosts: heldHosts.map((h) => ({
+      host: h.host,
+      paceSeconds: h.paceSeconds,
+      nextLeaseAt: isoTimestamp(h.nextLeaseAt.getTime()),
+    })),
   }
 }
 

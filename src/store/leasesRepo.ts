@@ -322,3 +322,47 @@ export async function upcomingCrawls(
   )
   return rows
 }
+
+/** A paced host that holds due pages back: its pace, and when it may next hand out a page. */
+interface HeldHost {
+  host: string
+  paceSeconds: number
+  nextLeaseAt: Date
+}
+
+/**
+ * Why a lease came back short, as the pool stands after it (of `hosts` only, when given): when the next unleased
+ * page may be handed out (a page's due time, or for a paced host the later of that and the host's next turn;
+ * null when there is no page to hand out at all), and the paced hosts whose due pages wait for their turn (at
+ * most 100, the soonest first). Three indexed lookups; only asked after a short lease.
+ */
+export async function leaseShortfall(
+  q: Queryable,
+  options: { now: Date; hosts: readonly string[] | null },
+): Promise<{ nextLeasableAt: Date | null; heldHosts: HeldHost[] }> {
+  const hostFilter = (column: string, param: string) =>
+    options.hosts === null ? '' : `AND ${column} = ANY(${param}::text[])`
+  const { rows } = await q.query<{ next: Date | null }>({
+    text: `SELECT least(
+             (SELECT s.next_crawl_at FROM page_schedule s
+               WHERE s.lease_id IS NULL AND NOT s.polite AND s.next_crawl_at IS NOT NULL ${hostFilter('s.host', '$1')}
+               ORDER BY s.next_crawl_at LIMIT 1),
+             (SELECT min(greatest(f.next_crawl_at, coalesce(h.next_lease_at, f.next_crawl_at)))
+                FROM hosts h CROSS JOIN LATERAL (
+                  SELECT s.next_crawl_at FROM page_schedule s
+                   WHERE s.host = h.host AND s.lease_id IS NULL AND s.polite AND s.next_crawl_at IS NOT NULL
+                   ORDER BY s.next_crawl_at LIMIT 1) f
+               WHERE h.pace_seconds > 0 ${hostFilter('h.host', '$1')})
+           ) AS next`,
+    values: options.hosts === null ? [] : [options.hosts],
+  })
+  const held = await q.query<HeldHost>({
+    text: `SELECT h.host, h.pace_seconds AS "paceSeconds", h.next_lease_at AS "nextLeaseAt" FROM hosts h
+            WHERE h.pace_seconds > 0 AND h.next_lease_at > $1 ${hostFilter('h.host', '$2')}
+              AND EXISTS (SELECT 1 FROM page_schedule s
+                           WHERE s.host = h.host AND s.lease_id IS NULL AND s.polite AND s.next_crawl_at <= $1)
+            ORDER BY h.next_lease_at, h.host LIMIT 100`,
+    values: options.hosts === null ? [options.now] : [options.now, options.hosts],
+  })
+  return { nextLeasableAt: rows[0]?.next ?? null, heldHosts: held.rows }
+}

@@ -34,8 +34,11 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57P04', // database_dropped
   '57P05', // idle_session_timeout
 ])
-/** Class 08, connection exception, in every subclass (08000, 08001, 08003, 08004, 08006, 08P01, …). */
-const UNAVAILABLE_SQLSTATE_CLASS = /^08[0-9A-Z]{3}$/
+/**
+ * Class 08, connection exception, in every subclass (08000, 08001, 08003, 08004, 08006, …) but 08P01,
+ * protocol_violation: a malformed message is a bug of this process, not the database going away.
+ */
+const UNAVAILABLE_SQLSTATE_CLASS = /^08(?!P01)[0-9A-Z]{3}$/
 /** Socket errors on the way to the database. */
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',

@@ -647,6 +647,14 @@ export interface components {
             expiresAt: string;
             /** @description Most overdue first; empty when nothing is due. */
             pages: components["schemas"]["LeasedPage"][];
+            /** @description Why fewer pages than asked: nothingDue (no page is due), budgetAllowance (the budget’s hand-out allowance is spent for now), pacedHosts (due pages wait for their host’s turn), hostBackoff (their host is paused after 429/503). Empty when the lease is full. */
+            limitedBy: ("nothingDue" | "budgetAllowance" | "pacedHosts" | "hostBackoff")[];
+            /** @description When asking again can give a page: 0 after a full lease; null when there is no page to hand out at all. */
+            retryAfterSeconds: number | null;
+            /** @description After a short lease: when the next unleased page may be handed out (null when none, or after a full lease). */
+            nextDueAt: string | null;
+            /** @description After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100). */
+            pacedHosts: components["schemas"]["PacedHost"][];
         };
         /** @description What releasing the lease returned to the pool. */
         LeaseRelease: {
@@ -799,6 +807,17 @@ export interface components {
             durationMs: number;
             /** @description Pages whose rate changed and were re-timed. */
             pagesRetimed: number;
+        };
+        /** @description A paced host whose due pages wait for its turn. */
+        PacedHost: {
+            host: string;
+            /** @description Least time between two pages of the host handed out (minDelaySeconds, Crawl-delay, or the adaptive delay). */
+            paceSeconds: number;
+            /**
+             * Format: date-time
+             * @description When the host may next hand out a page (its turn, or the end of a pause).
+             */
+            nextLeaseAt: string;
         };
         /** @description A page: its attributes, crawl history counts, every online estimate, its rate and due time. */
         Page: {

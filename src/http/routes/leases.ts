@@ -42,7 +42,15 @@ export const leasesRoutes: FastifyPluginAsyncZod<AppContext & LeasesHooks> = asy
     handler: async (request) => {
       const grant = await takeLease(ctx, request.body)
       ctx.onLease?.(grant)
-      return { leaseId: grant.leaseId, expiresAt: grant.expiresAt, pages: grant.pages }
+      return {
+        leaseId: grant.leaseId,
+        expiresAt: grant.expiresAt,
+        pages: grant.pages,
+        limitedBy: grant.limitedBy,
+        retryAfterSeconds: grant.retryAfterSeconds,
+        nextDueAt: grant.nextDueAt,
+        pacedHosts: grant.pacedHosts,
+      }
     },
   })
 

@@ -11,6 +11,7 @@ import {
   earlyHandOutFrom,
   earlyHandOutLimit,
   earlyHandOutWindow,
+  explainShortLease,
   handOutAllowance,
 } from '../../../src/core/handOut.ts'
 import { createRandom } from '../../../src/math/random.ts'
@@ -62,4 +63,39 @@ test('an early hand-out takes pages due within a day, from half their period bef
 test('the allowance counts as left while it holds a whole token', () => {
   assert.equal(allowanceLeft(1), true)
   assert.equal(allowanceLeft(0.999), false)
+})
+
+test('a short lease says why and when to ask again', () => {
+  const nowMs = 1_000_000_000
+  const base = { nowMs, taken: 10, limit: 10, tokensLeft: 5, perDay: 86_400, heldHosts: [] }
+  // Nothing due: the next due time, in whole seconds, at least 1.
+  assert.deepEqual(explainShortLease({ ...base, nextLeasableAtMs: nowMs + 90_500 }), {
+    limitedBy: ['nothingDue'],
+    retryAfterSeconds: 91,
+  })
+  assert.deepEqual(explainShortLease({ ...base, nextLeasableAtMs: null }), {
+    limitedBy: ['nothingDue'],
+    retryAfterSeconds: null,
+  })
+  // Pages are leasable but the allowance gave 2 of 10 and holds 0.25 now: one token every second at this budget.
+  assert.deepEqual(explainShortLease({ ...base, taken: 2, tokensLeft: 0.25, nextLeasableAtMs: nowMs - 5_000 }), {
+    limitedBy: ['budgetAllowance'],
+    retryAfterSeconds: 1,
+  })
+  assert.deepEqual(
+    explainShortLease({ ...base, taken: 2, tokensLeft: 0.25, perDay: 864, nextLeasableAtMs: nowMs - 5_000 }),
+    { limitedBy: ['budgetAllowance'], retryAfterSeconds: 75 },
+  )
+  // A host in its pace and one paused beyond it (a Retry-After): both named, the soonest page decides.
+  assert.deepEqual(
+    explainShortLease({
+      ...base,
+      nextLeasableAtMs: nowMs + 30_000,
+      heldHosts: [
+        { paceSeconds: 60, nextLeaseAtMs: nowMs + 30_000 },
+        { paceSeconds: 1, nextLeaseAtMs: nowMs + 3_600_000 },
+      ],
+    }),
+    { limitedBy: ['pacedHosts', 'hostBackoff'], retryAfterSeconds: 30 },
+  )
 })
