@@ -379,18 +379,46 @@ export type StateFieldName = FieldsWhere<{ state: true }>
 /** The fields of PageState that are stored as they are (PageState adds the decoded estimator state). */
 export const STATE_FIELDS = fieldNamesWhere<StateFieldName>((f) => f.state)
 
+/** One property of a compiled record: read `from` of the source, convert it with `via` if given, store as `to`. */
+interface RecordProperty {
+  from: string
+  to: string
+  via?: (value: never) => unknown
+}
+
+/**
+ * Compiles a function that builds an object literal from a source object, property by property as listed.
+ * The function is generated once from constant names (the field table's), so the engine sees a written-out
+ * literal with named property reads: a loop of computed-key stores built the same objects about ten times
+ * slower, and ingest builds several per reported page.
+ */
+export function compileRecord<S, T>(properties: readonly RecordProperty[]): (source: S) => T {
+  const vias = properties.map((p) => p.via)
+  const body = properties
+    .map((p, i) => {
+      const read = `s[${JSON.stringify(p.from)}]`
+      return `${JSON.stringify(p.to)}: ${p.via === undefined ? read : `via[${i}](${read})`}`
+    })
+    .join(', ')
+  return new Function('via', `return (s) => ({ ${body} })`)(vias) as (source: S) => T
+}
+
+/** The properties copying the named fields as they are. */
+export const copied = (names: readonly string[]): RecordProperty[] => names.map((k) => ({ from: k, to: k }))
+
+const INITIAL_VALUES: Record<string, unknown> = Object.fromEntries(
+  STATE_FIELDS.map((k) => {
+    const f: PageField = PAGE_FIELDS[k]
+    return [k, f.initial ?? null]
+  }),
+)
+const initialValues = compileRecord<Record<string, unknown>, Record<StateFieldName, unknown>>(copied(STATE_FIELDS))
+
 /**
  * The stored part of a new page's state: each field's initial value, null where it has none. The fields a
  * registration gives (host, importance, bounds, due time) are the caller's to set.
  */
-export function initialStateFields(): Record<StateFieldName, unknown> {
-  const state = {} as Record<StateFieldName, unknown>
-  for (const k of STATE_FIELDS) {
-    const f: PageField = PAGE_FIELDS[k]
-    state[k] = f.initial ?? null
-  }
-  return state
-}
+export const initialStateFields = (): Record<StateFieldName, unknown> => initialValues(INITIAL_VALUES)
 
 /** The names of the fields the statements of `W` write. */
 type WrittenBy<W extends PageWriter> = {

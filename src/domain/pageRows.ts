@@ -1,18 +1,18 @@
 /** Stored page rows and the page step's PageState: one mapping each way, over the fields of core/pageFields.ts. */
 import { decodeEstimatorState, encodeEstimatorState, readEstimatorState } from '../math/estimators/index.ts'
 import type { CrawledPageWrite } from '../store/pagesRepo.ts'
-import { fieldsWrittenBy, STATE_FIELDS, type PageRow } from '../core/pageFields.ts'
+import { compileRecord, copied, fieldsWrittenBy, STATE_FIELDS, type PageRow } from '../core/pageFields.ts'
 import type { PageState } from '../core/pageStep.ts'
 
-export function pageStateOf(row: PageRow): PageState {
-  const state: Record<string, unknown> = {}
-  for (const k of STATE_FIELDS) state[k] = row[k]
-  state.estimator = decodeEstimatorState(row.estimatorState)
-  return state as PageState
-}
+/** The step's state of a stored row: its state fields as they are, and the estimator state decoded. */
+export const pageStateOf: (row: PageRow) => PageState = compileRecord([
+  ...copied(STATE_FIELDS),
+  { from: 'estimatorState', to: 'estimator', via: decodeEstimatorState },
+])
 
 /** The fields of the page step's state that a reported crawl writes back as they are. */
 const CRAWLED_STATE_FIELDS = fieldsWrittenBy('crawl').filter((k) => (STATE_FIELDS as readonly string[]).includes(k))
+const crawledState = compileRecord<PageState, Record<string, unknown>>(copied(CRAWLED_STATE_FIELDS))
 
 /**
  * What to write back for a page after its crawls. The estimator state is encoded again only when a crawl
@@ -25,8 +25,8 @@ export function crawledPageWrite(
   after: PageState,
   completedLeaseId: string | null,
 ): CrawledPageWrite {
-  const write: Record<string, unknown> = { id: row.id }
-  for (const k of CRAWLED_STATE_FIELDS) write[k] = after[k as keyof PageState]
+  const write = crawledState(after)
+  write.id = row.id
   const state = after.estimator === null ? null : readEstimatorState(after.estimator)
   const ageShape = state?.ageShape ?? null
   write.estimatorState =

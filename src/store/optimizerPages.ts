@@ -22,6 +22,23 @@ import { transactionOn, withTransaction, type Queryable } from './transaction.ts
 export const CHUNK_PAGES = 20_000
 /** Connections a run writes on at once when the pool has more than this many (see ChunkWriter). */
 const WRITE_CONNECTIONS = 2
+/** The typed-array columns of Columns, grown together. */
+const TYPED_COLUMNS = [
+  'changesPerDay',
+  'ageShape',
+  'renewalChangesPerDay',
+  'importance',
+  'minRate',
+  'maxRate',
+  'hostIndex',
+  'oldRate',
+  'lastMs',
+  'nextMs',
+  'intervals',
+  'versions',
+] as const satisfies readonly (keyof Columns)[]
+type TypedColumn = (typeof TYPED_COLUMNS)[number]
+
 /** Growable typed columns of the optimiser's input. */
 class Columns {
   n = 0
@@ -54,18 +71,8 @@ class Columns {
       b.set(a)
       return b
     }
-    this.changesPerDay = grow(this.changesPerDay)
-    this.ageShape = grow(this.ageShape)
-    this.renewalChangesPerDay = grow(this.renewalChangesPerDay)
-    this.importance = grow(this.importance)
-    this.minRate = grow(this.minRate)
-    this.maxRate = grow(this.maxRate)
-    this.hostIndex = grow(this.hostIndex)
-    this.oldRate = grow(this.oldRate)
-    this.lastMs = grow(this.lastMs)
-    this.nextMs = grow(this.nextMs)
-    this.intervals = grow(this.intervals)
-    this.versions = grow(this.versions)
+    const self = this as unknown as Record<TypedColumn, Float64Array | Int32Array>
+    for (const k of TYPED_COLUMNS) self[k] = grow(self[k])
   }
 
   /** The page at index i as retimePage reads it. */

@@ -73,13 +73,18 @@ export function setList(names: readonly PageFieldName[], table: PageTable): stri
 export const sentFields = <K extends PageFieldName>(names: readonly K[]): Exclude<K, CounterFieldName>[] =>
   names.filter((k): k is Exclude<K, CounterFieldName> => PAGE_FIELDS[k].type !== 'counter')
 
-/** A value as it travels: times as RFC 3339 text, bytes as base64, everything else as it is. */
+const toBase64 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+
+/** How a field's value travels, when it is converted: times as RFC 3339 text, bytes as base64. */
+export function wireConverter(f: PageField): ((value: never) => unknown) | undefined {
+  if (f.type === 'timestamptz') return isoTimestampOrNull
+  if (f.type === 'bytea') return (bytes: Uint8Array | null) => (bytes === null ? null : toBase64(bytes))
+  return undefined
+}
+
+/** A value as it travels (see wireConverter). */
 export function wireValue(f: PageField, value: unknown): unknown {
-  if (value === null) return null
-  if (f.type === 'timestamptz') return isoTimestampOrNull(value as number)
-  if (f.type === 'bytea') {
-    const bytes = value as Uint8Array
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-  }
-  return value
+  const convert = wireConverter(f) as ((value: unknown) => unknown) | undefined
+  return convert === undefined ? value : convert(value)
 }

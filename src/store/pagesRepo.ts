@@ -1,4 +1,5 @@
 import {
+  compileRecord,
   fieldNamesWhere,
   fieldsWrittenBy,
   PAGE_FIELDS,
@@ -7,7 +8,7 @@ import {
   type PageRow,
   type PageTable,
 } from '../core/pageFields.ts'
-import { recordColumns, selectList, sentFields, setList, wireType, wireValue } from './pageColumns.ts'
+import { recordColumns, selectList, sentFields, setList, wireConverter, wireType, wireValue } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
@@ -80,15 +81,16 @@ const CRAWL_WRITE = `WITH u AS MATERIALIZED (
        lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END
      FROM u WHERE s.page_id = u."id"`
 
+/** A crawl write as its JSON record travels (times as RFC 3339, the estimator state as base64). */
+const crawlRecord = compileRecord<CrawledPageWrite, object>([
+  { from: 'id', to: 'id' },
+  ...CRAWL_SENT.map((k) => ({ from: k, to: k, via: wireConverter(PAGE_FIELDS[k]) })),
+  { from: 'completedLeaseId', to: 'completedLeaseId' },
+])
+
 export async function writeCrawledPages(q: Queryable, updates: readonly CrawledPageWrite[]): Promise<void> {
   if (updates.length === 0) return
-  const records = updates.map((u) => {
-    const record: Record<string, unknown> = { id: u.id }
-    for (const k of CRAWL_SENT) record[k] = wireValue(PAGE_FIELDS[k], u[k])
-    record.completedLeaseId = u.completedLeaseId
-    return record
-  })
-  await q.query(CRAWL_WRITE, [JSON.stringify(records)])
+  await q.query(CRAWL_WRITE, [JSON.stringify(updates.map(crawlRecord))])
 }
 
 /** The fields an upsert sets: given for every page, they replace the stored ones. */
