@@ -25,8 +25,8 @@ export function pageBounds(
 }
 
 /** The change rate scheduling uses: the page's estimate, or the prior for pages without one. */
-function schedulingChangesPerDay(page: RateInputs, settings: Settings): number {
-  return page.changesPerDay ?? settings.defaultChangesPerDay
+function schedulingChangesPerDay(page: RateInputs, settings: Settings, priorChangesPerDay: number | null): number {
+  return page.changesPerDay ?? priorChangesPerDay ?? settings.defaultChangesPerDay
 }
 
 /** The multiplier that applies to a host's pages: its own when its cap binds (docs/math.md 3.2), else the global one. */
@@ -42,11 +42,17 @@ export function lambdaForHost(
 
 /**
  * The page's crawl rate from the stored global multiplier λ (docs/math.md 3.1, O(1)). Before the first
- * optimisation (λ unknown) a page is crawled at its change rate, within its bounds.
+ * optimisation (λ unknown) a page is crawled at its change rate, within its bounds. A page without an estimate
+ * is scheduled at `priorChangesPerDay` (its host's prior mean, docs/math.md 1.10), else the settings' default.
  */
-export function crawlsPerDayFor(page: RateInputs, settings: Settings, lambda: number | null): number {
+export function crawlsPerDayFor(
+  page: RateInputs,
+  settings: Settings,
+  lambda: number | null,
+  priorChangesPerDay: number | null = null,
+): number {
   const bounds = pageBounds(page, settings)
-  const changesPerDay = schedulingChangesPerDay(page, settings)
+  const changesPerDay = schedulingChangesPerDay(page, settings, priorChangesPerDay)
   if (lambda === null) {
     return Math.min(bounds.maxCrawlsPerDay, Math.max(bounds.minCrawlsPerDay, changesPerDay))
   }
@@ -198,7 +204,7 @@ export function expectedPageFreshness(
 ): number | null {
   if (crawlsPerDay === null) return null
   const objective = settings.schedule === 'periodic' ? 'freshness-periodic' : 'freshness'
-  return pageFreshness(objective, crawlsPerDay, schedulingChangesPerDay(page, settings))
+  return pageFreshness(objective, crawlsPerDay, schedulingChangesPerDay(page, settings, null))
 }
 
 /**

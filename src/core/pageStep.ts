@@ -15,11 +15,13 @@
 import {
   allChangedEvidenceNats,
   emptyEstimatorState,
-  estimateOf,
+  priorChangesPerDay,
+  schedulingEstimate,
   schedulingHistory,
   stepEstimators,
   type EstimatorSettings,
   type EstimatorState,
+  type FleetPriors,
 } from '../math/estimators/index.ts'
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
@@ -87,8 +89,15 @@ export interface CrawlReport {
 export interface StepContext {
   settings: Settings
   estimatorSettings: EstimatorSettings
-  /** The stored solve: global λ, per-host λ_h of hosts whose cap binds. */
-  optimizer: { lambda: number | null; hostLambdas: Readonly<Record<string, number>> }
+  /**
+   * The stored solve: global λ, per-host λ_h of hosts whose cap binds, and the change-rate priors the optimiser
+   * run fitted (docs/math.md 1.10; absent or null: each page's estimate is its own).
+   */
+  optimizer: {
+    lambda: number | null
+    hostLambdas: Readonly<Record<string, number>>
+    priors?: FleetPriors | null
+  }
   /** pages / budget days: how soon a page crawled once is crawled again; null before the first solve. */
   explorationIntervalDays: number | null
   nowMs: number
@@ -113,7 +122,12 @@ export interface StepContext {
 /** The context for one batch of work (one transaction, one simulator event). */
 export function stepContext(
   settings: Settings,
-  optimizer: { lambda: number | null; hostLambdas: Readonly<Record<string, number>>; pages: number | null },
+  optimizer: {
+    lambda: number | null
+    hostLambdas: Readonly<Record<string, number>>
+    pages: number | null
+    priors?: FleetPriors | null
+  },
   nowMs: number,
   random: Random,
 ): StepContext {
@@ -281,7 +295,9 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
       { intervalDays: closedIntervalDays, changed, ageDays },
       ctx.estimatorSettings,
     )
-    next.changesPerDay = ctx.knownChangesPerDay ?? estimateOf(next.estimator, settings.estimator, ctx.estimatorSettings)
+    next.changesPerDay =
+      ctx.knownChangesPerDay ??
+      schedulingEstimate(next.estimator, settings.estimator, ctx.estimatorSettings, ctx.optimizer.priors, page.host)
     next.intervals = page.intervals + 1
     if (changed) {
       next.changes = page.changes + 1
@@ -348,7 +364,12 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
 function pageRate(page: PageState, ctx: StepContext): number {
   if (page.status === 'gone' || page.status === 'redirected') return 0
   if (page.noisy) return pageBounds(page, ctx.settings).minCrawlsPerDay
-  return crawlsPerDayFor(page, ctx.settings, lambdaForHost(ctx.optimizer, page.host))
+  return crawlsPerDayFor(page, ctx.settings, lambdaForHost(ctx.optimizer, page.host), priorRateFor(ctx, page.host))
+}
+
+/** The rate a page of `host` without an estimate is scheduled with (docs/math.md 1.10). */
+function priorRateFor(ctx: StepContext, host: string): number {
+  return priorChangesPerDay(ctx.optimizer.priors, host, ctx.settings.defaultChangesPerDay)
 }
 
 /** A fetch without content: a failure (backoff, maybe gone), a permanent redirect, or a neutral answer. */
@@ -455,13 +476,18 @@ export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeO
     return { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs }
   const changesPerDay =
     options.reestimate && page.estimator !== null
-      ? estimateOf(page.estimator, settings.estimator, ctx.estimatorSettings)
+      ? schedulingEstimate(page.estimator, settings.estimator, ctx.estimatorSettings, ctx.optimizer.priors, page.host)
       : page.changesPerDay
   const crawlsPerDay =
     options.solvedCrawlsPerDay ??
     (page.noisy
       ? pageBounds(page, settings).minCrawlsPerDay
-      : crawlsPerDayFor({ ...page, changesPerDay }, settings, lambdaForHost(ctx.optimizer, page.host)))
+      : crawlsPerDayFor(
+          { ...page, changesPerDay },
+          settings,
+          lambdaForHost(ctx.optimizer, page.host),
+          priorRateFor(ctx, page.host),
+        ))
   if (page.status === 'failing') return { changesPerDay, crawlsPerDay, nextCrawlAtMs: page.nextCrawlAtMs }
   const nextMs = retimedCrawlAtMs({
     lastCrawledAtMs: page.lastCrawledAtMs,

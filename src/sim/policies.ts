@@ -4,7 +4,8 @@
  * and the distribution-aware rates for each page's true age law), and recrawl's own loop, which runs the
  * production page step (src/core/pageStep.ts) and optimiser unchanged.
  */
-import { renewalParameters, type EstimatorName } from '../math/estimators/index.ts'
+import { renewalParameters, type EstimatorName, type FleetPriors } from '../math/estimators/index.ts'
+import { pageRateEvidence, refitRatePriors, solveChangesPerDay } from '../core/ratePriors.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
@@ -157,6 +158,11 @@ interface RecrawlLoopOptions {
    * baseline and the next one comes a whole period later).
    */
   baselineAtStart?: boolean
+  /**
+   * Fit the fleet's change-rate priors at every solve and schedule with each page's posterior, as the service
+   * does (default true; false: every page learns alone, the loop before priors).
+   */
+  fleetPrior?: boolean
 }
 
 /** The objective that is exact for a crawl spacing: periodic → freshness-periodic, Poisson → freshness. */
@@ -214,11 +220,18 @@ export function recrawlPolicy(
       0,
     ),
   )
-  let optimizer: { lambda: number | null; hostLambdas: Record<string, number>; pages: number | null } = {
+  let optimizer: {
+    lambda: number | null
+    hostLambdas: Record<string, number>
+    pages: number | null
+    priors: FleetPriors | null
+  } = {
     lambda: null,
     hostLambdas: {},
     pages: null,
+    priors: null,
   }
+  const fleetPrior = options.fleetPrior !== false && !known
   const context = (nowMs: number, page: number) => {
     const ctx = stepContext(settings, optimizer, nowMs, random)
     ctx.catchUpLateness = options.catchUpLateness === true
@@ -270,10 +283,15 @@ export function recrawlPolicy(
     },
     onTick(nowDays: number, ctx: PolicyContext) {
       const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
-      // As the optimiser run reads them: each page's scheduling estimate (or the prior), and for the
-      // distribution-aware objective its fitted age-law shape with the rate anchored to that estimate.
+      // As the optimiser run: the priors are refitted first, and a page without an estimate takes its host's.
+      const evidence = pages.map((p) => ({
+        host: p.host,
+        evidence: fleetPrior ? pageRateEvidence(p.estimator, settings) : null,
+        storedChangesPerDay: p.changesPerDay,
+      }))
+      const priors = fleetPrior ? refitRatePriors(evidence, settings, optimizer.priors) : null
       const laws = pages.map((p, i) => {
-        const changesPerDay = known?.[i] ?? p.changesPerDay ?? settings.defaultChangesPerDay
+        const changesPerDay = known?.[i] ?? solveChangesPerDay(evidence[i]!, settings, priors)
         return settings.objective === 'freshness-renewal'
           ? renewalParameters(p.estimator, changesPerDay)
           : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
@@ -289,7 +307,7 @@ export function recrawlPolicy(
         // As the optimiser run: the search starts from the previous solve's multiplier.
         ...(optimizer.lambda === null ? {} : { lambdaHint: optimizer.lambda }),
       })
-      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n }
+      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n, priors }
       const nowMs = Math.round(nowDays * MS_PER_DAY)
       for (let i = 0; i < n; i++) {
         const rate = solution.crawlsPerDay[i]!

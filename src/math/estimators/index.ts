@@ -11,6 +11,7 @@ import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
 import { clipRate, logOneMinusExpMinus, sanitizeDays } from './numbers.ts'
 import { fitShape, shapeFitDue } from './renewalFit.ts'
 import { readEstimatorState, wellFormed, type EstimatorState } from './state.ts'
+import { histogramEvidence, priorForHost, ratePosterior, type FleetPriors, type RateEvidence } from './prior.ts'
 import { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
 export { decodeEstimatorState, encodeEstimatorState } from './codec.ts'
 
@@ -24,6 +25,14 @@ export {
   type EstimatorState,
 } from './state.ts'
 export { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
+export {
+  fitFleetPriors,
+  priorForHost,
+  vaguePrior,
+  type FleetPriors,
+  type GammaPrior,
+  type RateEvidence,
+} from './prior.ts'
 
 /**
  * Every online estimator by name, with the docs/math.md section that defines it: the one list of
@@ -260,4 +269,56 @@ export function changeClassProbabilities(
   state: EstimatorState,
 ): { name: string; changesPerDay: number; probability: number }[] {
   return classProbabilities(readEstimatorState(state).classLogProbabilities)
+}
+
+/** Estimators whose scheduling estimate becomes the posterior under a fleet prior (docs/math.md 1.10). */
+const POSTERIOR_ESTIMATORS: readonly EstimatorName[] = ['mle', 'mleAdaptive']
+
+/**
+ * What the scheduling estimator's history says about the page's rate (docs/math.md 1.10): mleAdaptive's
+ * current segment, every other estimator's whole history.
+ */
+export function schedulingEvidence(state: EstimatorState, estimator: EstimatorName): RateEvidence {
+  const s = readEstimatorState(state)
+  return estimator === 'mleAdaptive'
+    ? histogramEvidence(s.segment.unchangedDays, s.segment.changedHistogram)
+    : histogramEvidence(s.unchangedDays, s.changedHistogram)
+}
+
+/**
+ * The scheduling estimate: under fleet priors (and an MLE estimator), the posterior mean of the page's rate
+ * given its host's prior and its own intervals (docs/math.md 1.10), clipped as estimateOf clips; otherwise
+ * estimateOf. Null before the first interval.
+ */
+export function schedulingEstimate(
+  state: EstimatorState,
+  name: EstimatorName,
+  settings: EstimatorSettings,
+  priors: FleetPriors | null | undefined,
+  host: string,
+): number | null {
+  if (!priors || !POSTERIOR_ESTIMATORS.includes(name)) return estimateOf(state, name, settings)
+  const s = readEstimatorState(state)
+  if (s.intervals === 0) return null
+  return schedulingEstimateFromEvidence(schedulingEvidence(s, name), settings, priors, host)
+}
+
+/** The posterior mean of a page's rate from its evidence and its host's prior, clipped as estimateOf clips. */
+export function schedulingEstimateFromEvidence(
+  evidence: RateEvidence,
+  settings: EstimatorSettings,
+  priors: FleetPriors,
+  host: string,
+): number {
+  const posterior = ratePosterior(evidence, priorForHost(priors, host))
+  return (
+    clipRate(posterior.changesPerDay, settings.minChangesPerDay, settings.maxChangesPerDay) ?? posterior.changesPerDay
+  )
+}
+
+/** The rate a page without an estimate is scheduled with: its host's prior mean, else `fallback`. */
+export function priorChangesPerDay(priors: FleetPriors | null | undefined, host: string, fallback: number): number {
+  if (!priors) return fallback
+  const prior = priorForHost(priors, host)
+  return prior.shape / prior.rateDays
 }

@@ -1,0 +1,63 @@
+/**
+ * The fleet's change-rate priors (docs/math.md 1.10). At every solve, the optimiser run and the simulator's loop
+ * refit them from what pages store (each page's scheduling evidence) and take every page's posterior as the
+ * estimate the solve uses; a crawl report takes the posterior under the stored priors (pageStep.ts). One set of
+ * functions for both.
+ */
+import {
+  fitFleetPriors,
+  priorChangesPerDay,
+  readEstimatorState,
+  schedulingEvidence,
+  schedulingEstimateFromEvidence,
+  vaguePrior,
+  type EstimatorState,
+  type FleetPriors,
+  type RateEvidence,
+} from '../math/estimators/index.ts'
+import { estimatorSettingsOf, type Settings } from './settings.ts'
+
+/** Estimators whose estimate the priors replace by a posterior (the others ignore priors). */
+const PRIOR_ESTIMATORS: readonly Settings['estimator'][] = ['mle', 'mleAdaptive']
+
+/** The fit reads at most this many pages (an even sample of them): enough for a host's few parameters. */
+const MAX_FIT_PAGES = 20_000
+
+/** What a page's stored estimator state says about its rate, for the priors; null when nothing (or no prior applies). */
+export function pageRateEvidence(estimator: EstimatorState | null, settings: Settings): RateEvidence | null {
+  if (estimator === null || !PRIOR_ESTIMATORS.includes(settings.estimator)) return null
+  const state = readEstimatorState(estimator)
+  if (state.intervals === 0) return null
+  return schedulingEvidence(state, settings.estimator)
+}
+
+/**
+ * Fits the fleet-wide and per-host priors to the pages' evidence, starting from the previous fit (or a vague
+ * prior around settings.defaultChangesPerDay). Null when the scheduling estimator takes no prior.
+ */
+export function refitRatePriors(
+  pages: readonly { host: string; evidence: RateEvidence | null }[],
+  settings: Settings,
+  previous: FleetPriors | null,
+): FleetPriors | null {
+  if (!PRIOR_ESTIMATORS.includes(settings.estimator)) return null
+  const withEvidence = pages.filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)
+  const stride = Math.max(1, Math.ceil(withEvidence.length / MAX_FIT_PAGES))
+  const sample = stride === 1 ? withEvidence : withEvidence.filter((_, k) => k % stride === 0)
+  const vague = vaguePrior(settings.defaultChangesPerDay)
+  return fitFleetPriors(sample, previous?.fleet ?? vague, vague)
+}
+
+/**
+ * The change rate a solve uses for a page: under priors, the posterior from its evidence (its host's prior mean
+ * without evidence); without priors, its stored estimate, else the default.
+ */
+export function solveChangesPerDay(
+  page: { host: string; evidence: RateEvidence | null; storedChangesPerDay: number | null },
+  settings: Settings,
+  priors: FleetPriors | null,
+): number {
+  if (priors === null) return page.storedChangesPerDay ?? settings.defaultChangesPerDay
+  if (page.evidence === null) return priorChangesPerDay(priors, page.host, settings.defaultChangesPerDay)
+  return schedulingEstimateFromEvidence(page.evidence, estimatorSettingsOf(settings), priors, page.host)
+}
