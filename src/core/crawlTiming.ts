@@ -43,7 +43,7 @@ export function lambdaForHost(
 /**
  * The page's crawl rate from the stored global multiplier λ (docs/math.md 3.1, O(1)). Before the first
  * optimisation (λ unknown) a page is crawled at its change rate, within its bounds. A page without an estimate
- * is scheduled at `priorChangesPerDay` (its host's prior mean, docs/math.md 1.10), else the settings' default.
+ * is scheduled at `priorChangesPerDay` (its host's prior mean, docs/math.md 1.12), else the settings' default.
  */
 export function crawlsPerDayFor(
   page: RateInputs,

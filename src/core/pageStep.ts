@@ -91,7 +91,7 @@ export interface StepContext {
   estimatorSettings: EstimatorSettings
   /**
    * The stored solve: global λ, per-host λ_h of hosts whose cap binds, and the change-rate priors the optimiser
-   * run fitted (docs/math.md 1.10; absent or null: each page's estimate is its own).
+   * run fitted (docs/math.md 1.12; absent or null: each page's estimate is its own).
    */
   optimizer: {
     lambda: number | null
@@ -367,7 +367,7 @@ function pageRate(page: PageState, ctx: StepContext): number {
   return crawlsPerDayFor(page, ctx.settings, lambdaForHost(ctx.optimizer, page.host), priorRateFor(ctx, page.host))
 }
 
-/** The rate a page of `host` without an estimate is scheduled with (docs/math.md 1.10). */
+/** The rate a page of `host` without an estimate is scheduled with (docs/math.md 1.12). */
 function priorRateFor(ctx: StepContext, host: string): number {
   return priorChangesPerDay(ctx.optimizer.priors, host, ctx.settings.defaultChangesPerDay)
 }

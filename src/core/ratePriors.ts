@@ -1,5 +1,5 @@
 /**
- * The fleet's change-rate priors (docs/math.md 1.10). At every solve, the optimiser run and the simulator's loop
+ * The fleet's change-rate priors (docs/math.md 1.12). At every solve, the optimiser run and the simulator's loop
  * refit them from what pages store (each page's scheduling evidence) and take every page's posterior as the
  * estimate the solve uses; a crawl report takes the posterior under the stored priors (pageStep.ts). One set of
  * functions for both.

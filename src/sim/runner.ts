@@ -72,7 +72,7 @@ export const POLICIES: readonly string[] = [
   ...BASELINE_POLICIES,
   ...SPACINGS.flatMap((spacing) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${spacing}`)),
   ...RENEWAL_LOOP_ESTIMATORS.map((estimator) => `recrawl-${estimator}-renewal`),
-  // Each page learning alone, without the fleet's priors (docs/math.md 1.10): the loop as it was before them.
+  // Each page learning alone, without the fleet's priors (docs/math.md 1.12): the loop as it was before them.
   `${DEFAULT_LOOP_POLICY}-alone`,
   'recrawl-mleAdaptive-renewal-alone',
 ]

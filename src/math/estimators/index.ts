@@ -271,11 +271,11 @@ export function changeClassProbabilities(
   return classProbabilities(readEstimatorState(state).classLogProbabilities)
 }
 
-/** Estimators whose scheduling estimate becomes the posterior under a fleet prior (docs/math.md 1.10). */
+/** Estimators whose scheduling estimate becomes the posterior under a fleet prior (docs/math.md 1.12). */
 const POSTERIOR_ESTIMATORS: readonly EstimatorName[] = ['mle', 'mleAdaptive']
 
 /**
- * What the scheduling estimator's history says about the page's rate (docs/math.md 1.10): mleAdaptive's
+ * What the scheduling estimator's history says about the page's rate (docs/math.md 1.12): mleAdaptive's
  * current segment, every other estimator's whole history.
  */
 export function schedulingEvidence(state: EstimatorState, estimator: EstimatorName): RateEvidence {
@@ -287,7 +287,7 @@ export function schedulingEvidence(state: EstimatorState, estimator: EstimatorNa
 
 /**
  * The scheduling estimate: under fleet priors (and an MLE estimator), the posterior mean of the page's rate
- * given its host's prior and its own intervals (docs/math.md 1.10), clipped as estimateOf clips; otherwise
+ * given its host's prior and its own intervals (docs/math.md 1.12), clipped as estimateOf clips; otherwise
  * estimateOf. Null before the first interval.
  */
 export function schedulingEstimate(

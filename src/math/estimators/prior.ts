@@ -1,5 +1,5 @@
 /**
- * A change-rate prior learned from the fleet (empirical Bayes, docs/math.md 1.10).
+ * A change-rate prior learned from the fleet (empirical Bayes, docs/math.md 1.12).
  *
  * Each page's change rate Δ is modelled as drawn from a gamma law Gamma(α, β) shared by a group of pages (a
  * host), density β^α Δ^{α−1} e^{−βΔ}/Γ(α), mean α/β. A page's crawl intervals are interval-censored
@@ -72,7 +72,7 @@ function logOneMinusExpMinus(x: number): number {
   return x < 0.693 ? Math.log(-Math.expm1(-x)) : Math.log1p(-Math.exp(-x))
 }
 
-/** ln L(Δ) of docs/math.md 1.10 (−∞ when a changed interval has length 0 is impossible: such an interval says nothing). */
+/** ln L(Δ) of docs/math.md 1.12 (−∞ when a changed interval has length 0 is impossible: such an interval says nothing). */
 function logLikelihood(evidence: RateEvidence, changesPerDay: number): number {
   let sum = -changesPerDay * evidence.unchangedDays
   for (const { intervalDays, weight } of evidence.changed) {
@@ -243,7 +243,7 @@ function normalised(
 }
 
 /**
- * The posterior of a page's change rate under `prior` given its evidence (docs/math.md 1.10). With no
+ * The posterior of a page's change rate under `prior` given its evidence (docs/math.md 1.12). With no
  * evidence it is the prior itself.
  */
 export function ratePosterior(evidence: RateEvidence, prior: GammaPrior): RatePosterior {
@@ -408,7 +408,7 @@ const FLEET_LOG_MEAN_SD = 3
 
 /**
  * Fits the fleet-wide prior to every page with evidence (with a weak hyperprior centred on `vague`), then each
- * host's prior with the fleet's as hyperprior centre (docs/math.md 1.10). Pages without evidence are ignored; a
+ * host's prior with the fleet's as hyperprior centre (docs/math.md 1.12). Pages without evidence are ignored; a
  * host without any keeps the fleet's prior (it is not listed). `start` is where the search begins (the previous
  * fit, or the vague prior).
  */
