@@ -18,13 +18,16 @@ describe('migration 0006: jsonb estimator states become bytes', () => {
   })
   after(() => older.close())
 
-  /** A state as jsonb held it before 0006: without the fields that later layouts added (shape fit, block statistics). */
+  /** A state as jsonb held it before 0006: without the fields that later layouts added (shape fits, block statistics). */
   function asStoredThen(state: ReturnType<typeof jumpingHistory>): Record<string, unknown> {
     const {
       ageHistogram: _a,
       ageShape: _b,
       ageShapeRateRatio: _c,
       ageShapeFitIntervals: _d,
+      quietDays: _n,
+      windowDays: _o,
+      blindHistogram: _p,
       segment,
       ...rest
     } = readEstimatorState(state)

@@ -14,17 +14,20 @@
  *   b × (bucket, count, sumDays, sumSquaresDays);
  *   version 2 appends: ageShape (NaN: Poisson), ageShapeRateRatio, ageShapeFitIntervals, a fourth
  *   histogram (ages at crawls), and the segment's dispersion statistics: blockIntervals, blockChanges,
- *   blockExpected, blockVariance, blocks, squaredResiduals, variances, dispersionUp, dispersionDown.
+ *   blockExpected, blockVariance, blocks, squaredResiduals, variances, dispersionUp, dispersionDown;
+ *   version 3 appends the blind shape fit's evidence: quietDays, windowDays (NaN: no change yet), and its
+ *   histogram as a bin count b and b × (key, unchanged, changed, Σ quiet, Σ window, Σ interval).
  * Version 1 bytes, stored before shape fits, still decode: their shape fields are empty (Poisson, never
- * fitted) and the page is fitted when next due. Decoding goes through readEstimatorState, so bytes that
+ * fitted) and the page is fitted when next due. Version 2 bytes decode with an empty blind histogram: its
+ * evidence starts with the next interval. Decoding goes through readEstimatorState, so bytes that
  * are short or malformed give empty fields, never NaN further on.
  */
 import type { HistogramBin } from './histogram.ts'
 import { readEstimatorState, type EstimatorState } from './state.ts'
 
-const STATE_LAYOUT_VERSION = 2
-/** Layouts that decode: 1 (without the shape fit's fields) and the current one. */
-const READABLE_VERSIONS: ReadonlySet<number> = new Set([1, 2])
+const STATE_LAYOUT_VERSION = 3
+/** Layouts that decode: 1 (without the shape fit's fields), 2 (without the blind fit's) and the current one. */
+const READABLE_VERSIONS: ReadonlySet<number> = new Set([1, 2, 3])
 
 function nullable(x: number | null): number {
   return x === null ? Number.NaN : x
@@ -75,6 +78,8 @@ export function encodeEstimatorState(state: EstimatorState): Uint8Array {
     g.dispersionUp,
     g.dispersionDown,
   )
+  values.push(s.quietDays, nullable(s.windowDays), s.blindHistogram.length)
+  for (const bin of s.blindHistogram) values.push(...bin)
   const bytes = new Uint8Array(values.length * 8)
   const view = new DataView(bytes.buffer)
   for (let i = 0; i < values.length; i++) view.setFloat64(i * 8, values[i]!, false)
@@ -161,6 +166,8 @@ export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState |
           dispersionDown: r.next(),
         }
       : {}
+  const blindFields =
+    version >= 3 ? { quietDays: r.next(), windowDays: r.nullable(), blindHistogram: r.list(r.next(), 6) } : {}
   return readEstimatorState({
     v: 1,
     intervals,
@@ -174,5 +181,6 @@ export function decodeEstimatorState(bytes: Uint8Array | null): EstimatorState |
     classLogProbabilities,
     ...(Number.isNaN(segmentIntervals) ? {} : { segment: { ...segment, ...runs, changedHistogram: segmentHistogram } }),
     ...shapeFields,
+    ...blindFields,
   })
 }

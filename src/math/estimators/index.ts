@@ -5,6 +5,7 @@
 import { segmentShortestChangedIntervalDays, stepSegment } from './adaptive.ts'
 import { classProbabilities, stepClassLogProbabilities } from './classes.ts'
 import { choGmChangesPerDay, llnChangesPerDay, naiveChangesPerDay, saStep, type LlnAlpha } from './counting.ts'
+import { addBlindInterval } from './blindHistogram.ts'
 import { addToHistogram, histogramPoints, shortestBucketMeanDays } from './histogram.ts'
 import { lastModifiedChangesPerDay, stepLastModified } from './lastModified.ts'
 import { histogramMle, solveMomentMatching, type MleResult } from './mle.ts'
@@ -112,6 +113,14 @@ export function stepEstimators(
     ageShape: s.ageShape,
     ageShapeRateRatio: s.ageShapeRateRatio,
     ageShapeFitIntervals: s.ageShapeFitIntervals,
+    quietDays: changed ? 0 : s.quietDays + days,
+    windowDays: changed ? days : s.windowDays,
+    blindHistogram: addBlindInterval(s.blindHistogram, {
+      quietDays: s.quietDays,
+      windowDays: s.windowDays,
+      intervalDays: days,
+      changed,
+    }),
   }
   if (shapeFitDue(intervals, s.ageShapeFitIntervals)) {
     const mle = histogramMle(next).changesPerDay ?? settings.defaultChangesPerDay
@@ -119,9 +128,8 @@ export function stepEstimators(
       {
         intervals,
         changes: next.changes,
-        changedHistogram: next.changedHistogram,
-        unchangedHistogram: next.unchangedHistogram,
         ageHistogram: next.ageHistogram,
+        blindHistogram: next.blindHistogram,
         agedCrawls: next.lastModified.crawls,
       },
       mle,

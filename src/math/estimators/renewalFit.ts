@@ -3,20 +3,18 @@
  * 1 − G(a) = (1 + Δa/β)^{−β} (src/math/renewal/gammaMixed.ts) its crawls support, with β = ∞ (Poisson)
  * unless the evidence says otherwise.
  *
- * The evidence is the page's whole history, kept in O(1) space as log-bucket histograms
- * (histogram.ts): the lengths of intervals that saw no change, each with likelihood 1 − G(τ) = S(τ);
- * and either the ages (crawl time − Last-Modified) of the crawls that saw a change, each with density
- * g(a) = Δ(1 + Δa/β)^{−β−1}, when the server reports Last-Modified (Li, Cline & Loguinov 2017, method M2:
- * ages at crawls are samples of G), or else the lengths of the intervals that saw a change, each with
- * likelihood G(τ). The intervals are treated as independent, as the MLE of docs/math.md 1.5 does.
+ * The evidence is the page's whole history, kept in O(1) space. When the server reports Last-Modified on
+ * at least SHAPE_AGE_COVERAGE of the crawls: the ages (crawl time − Last-Modified) at crawls, a log-bucket
+ * histogram (histogram.ts), each with density g(a) = Δ(1 + Δa/β)^{−β−1} (Li, Cline & Loguinov 2017, method
+ * M2: ages at crawls are samples of G). The fit profiles that likelihood over a fixed grid of shapes, each
+ * maximised over Δ by Newton steps on ln Δ, and keeps the best shape only if it beats Poisson by
+ * SHAPE_EVIDENCE_NATS of log-likelihood, the gain first scaled by changes/crawls (ages between two changes
+ * repeat one another).
  *
- * The fit profiles the likelihood over a fixed grid of shapes, each maximised over Δ by Newton steps
- * on ln Δ, and keeps the best shape only if it beats Poisson by SHAPE_EVIDENCE_NATS of log-likelihood.
- * With one constant crawl interval and no Last-Modified only G(τ) at that interval is identified (Li,
- * Cline & Loguinov 2017), every shape fits it equally well, and the page stays Poisson: the optimiser
- * does not chase noise. The threshold is well above the χ² test's usual 1.9 nats (5 % for one degree of
- * freedom) because intervals of a bursty page are not independent, which makes the likelihood overstate
- * its evidence.
+ * Otherwise the change/no-change history alone (src/math/renewal/blindShape.ts): each interval's outcome
+ * conditioned on the latest change window before it, which carries the burstiness that one constant crawl
+ * interval cannot show through the share of changed intervals; a shape is kept when it beats Poisson by
+ * BLIND_EVIDENCE_NATS.
  *
  * When: the fit costs about a millisecond, so it runs on a schedule, not on every crawl: when a page
  * has SHAPE_MIN_INTERVALS intervals, and again whenever its interval count has grown by a factor
@@ -27,7 +25,8 @@
  * since the fit (index.ts, renewalParameters).
  */
 import { histogramPoints, type HistogramBin, type WeightedInterval } from './histogram.ts'
-import { logOneMinusExpMinus } from './numbers.ts'
+import { blindPoints, type BlindBin } from './blindHistogram.ts'
+import { blindShapeProfile, shapeFromProfile } from '../renewal/blindShape.ts'
 
 /** The shapes the fit chooses among, besides Poisson (β = ∞). */
 const SHAPE_GRID: readonly number[] = Object.freeze([0.3, 0.4, 0.5, 0.7, 1, 1.5, 2, 3, 5, 8, 13, 20, 40])
@@ -37,16 +36,22 @@ const SHAPE_EVIDENCE_NATS = 5
 const SHAPE_MIN_INTERVALS = 16
 /** Refit when the interval count has grown by this factor since the last fit. */
 const SHAPE_REFIT_GROWTH = 1.25
+/**
+ * Log-likelihood (nats) by which the best shape of the blind fit must beat Poisson. Its likelihood models the
+ * dependence between successive intervals (blindShape.ts), so under Poisson the gain is a likelihood ratio of
+ * independent intervals; 3 nats kept the share of Poisson pages given a shape at 0–1 % (docs/math.md 3.5).
+ */
+const BLIND_EVIDENCE_NATS = 3
 /** Last-Modified must be known on at least this share of crawls for the ages to be used. */
 const SHAPE_AGE_COVERAGE = 0.9
 
 /** What the fit reads: the whole history's histograms and Last-Modified coverage. */
 interface ShapeEvidence {
   intervals: number
-  changedHistogram: readonly HistogramBin[]
-  unchangedHistogram: readonly HistogramBin[]
   /** Ages at every crawl whose Last-Modified was known. */
   ageHistogram: readonly HistogramBin[]
+  /** Every interval with the change window before it, for the fit without Last-Modified (blindHistogram.ts). */
+  blindHistogram: readonly BlindBin[]
   /** X: intervals that saw a change. */
   changes: number
   /** Crawls with a known age (Last-Modified statistics, docs/math.md 1.8). */
@@ -64,45 +69,22 @@ interface ShapeFit {
   usedAges: boolean
 }
 
-interface Points {
-  changed: WeightedInterval[]
-  unchanged: WeightedInterval[]
-  ages: WeightedInterval[]
-}
-
 /**
- * Log-likelihood and its first two derivatives in u = ln Δ, for shape β (∞ = Poisson). With x = Δτ and
- * w = 1/(1 + x/β): ln S = −β ln(1 + x/β), d/du = −xw, d²/du² = −xw²; with A = S·x·w (= dG/du),
- * ln G has d/du = A/G and d²/du² = S x w²(1 − x)/G − (A/G)²; ln g(a) = u − (β + 1) ln(1 + y/β) with
- * y = Δa, d/du = 1 − (β + 1)(y/β)w, d²/du² = −(β + 1)(y/β)w².
+ * Log-likelihood of the ages and its first two derivatives in u = ln Δ, for shape β (∞ = Poisson):
+ * ln g(a) = u − (β + 1) ln(1 + y/β) with y = Δa, d/du = 1 − (β + 1)(y/β)w, d²/du² = −(β + 1)(y/β)w²,
+ * w = 1/(1 + y/β).
  */
-function logLikelihood(points: Points, u: number, beta: number): { value: number; first: number; second: number } {
+function logLikelihood(
+  ages: readonly WeightedInterval[],
+  u: number,
+  beta: number,
+): { value: number; first: number; second: number } {
   const rate = Math.exp(u)
   const poisson = beta === Number.POSITIVE_INFINITY
   let value = 0
   let first = 0
   let second = 0
-  for (const { intervalDays, weight } of points.unchanged) {
-    const x = rate * intervalDays
-    const w = poisson ? 1 : 1 / (1 + x / beta)
-    value -= weight * (poisson ? x : beta * Math.log1p(x / beta))
-    first -= weight * x * w
-    second -= weight * x * w * w
-  }
-  for (const { intervalDays, weight } of points.changed) {
-    const x = rate * intervalDays
-    if (!(x > 0)) continue
-    const w = poisson ? 1 : 1 / (1 + x / beta)
-    const logS = poisson ? -x : -beta * Math.log1p(x / beta)
-    const s = Math.exp(logS)
-    const logG = logOneMinusExpMinus(-logS)
-    const g = -Math.expm1(logS)
-    const a = s * x * w
-    value += weight * logG
-    first += weight * (a / g)
-    second += weight * ((s * x * w * w * (1 - x)) / g - (a / g) * (a / g))
-  }
-  for (const { intervalDays, weight } of points.ages) {
+  for (const { intervalDays, weight } of ages) {
     const y = rate * intervalDays
     if (poisson) {
       value += weight * (u - y)
@@ -119,7 +101,7 @@ function logLikelihood(points: Points, u: number, beta: number): { value: number
 }
 
 /** max over u of the log-likelihood for shape β, by safeguarded Newton from u0. */
-function profile(points: Points, beta: number, u0: number): { value: number; u: number } {
+function profile(points: readonly WeightedInterval[], beta: number, u0: number): { value: number; u: number } {
   let u = u0
   let current = logLikelihood(points, u, beta)
   for (let iteration = 0; iteration < 60; iteration++) {
@@ -155,15 +137,23 @@ export function fitShape(evidence: ShapeEvidence, startChangesPerDay: number): S
     evidence.intervals > 0 &&
     evidence.agedCrawls >= SHAPE_AGE_COVERAGE * evidence.intervals &&
     evidence.ageHistogram.length > 0
-  const points: Points = {
-    changed: usedAges ? [] : histogramPoints(evidence.changedHistogram),
-    unchanged: usedAges ? [] : histogramPoints(evidence.unchangedHistogram),
-    ages: usedAges ? histogramPoints(evidence.ageHistogram) : [],
-  }
   const fallback = startChangesPerDay > 0 && Number.isFinite(startChangesPerDay) ? startChangesPerDay : 1
   const poisson: ShapeFit = { shape: Number.POSITIVE_INFINITY, changesPerDay: fallback, evidenceNats: 0, usedAges }
   if (evidence.changes <= 0 || evidence.changes >= evidence.intervals) return poisson
-  if (!usedAges && (points.unchanged.length === 0 || points.changed.length === 0)) return poisson
+  if (!usedAges) {
+    const blind = blindShapeProfile(blindPoints(evidence.blindHistogram), fallback)
+    if (blind === null) return poisson
+    const best = shapeFromProfile(blind.gainNats, BLIND_EVIDENCE_NATS)
+    if (best.index < 0)
+      return { ...poisson, changesPerDay: blind.poissonChangesPerDay, evidenceNats: Math.max(0, best.evidenceNats) }
+    return {
+      shape: best.shape,
+      changesPerDay: blind.changesPerDay[best.index]!,
+      evidenceNats: best.evidenceNats,
+      usedAges,
+    }
+  }
+  const points = histogramPoints(evidence.ageHistogram)
   const base = profile(points, Number.POSITIVE_INFINITY, Math.log(fallback))
   let best = { shape: Number.POSITIVE_INFINITY, value: base.value, u: base.u }
   let u = base.u
@@ -176,7 +166,7 @@ export function fitShape(evidence: ShapeEvidence, startChangesPerDay: number): S
   }
   // The ages of successive crawls between two changes repeat one another: about one independent age
   // per change, so their likelihood ratio is scaled down to that many.
-  const scale = usedAges ? Math.min(1, evidence.changes / Math.max(1, evidence.agedCrawls)) : 1
+  const scale = Math.min(1, evidence.changes / Math.max(1, evidence.agedCrawls))
   const evidenceNats = (best.value - base.value) * scale
   if (!(evidenceNats >= SHAPE_EVIDENCE_NATS))
     return { ...poisson, changesPerDay: Math.exp(base.u), evidenceNats: Math.max(0, evidenceNats) }

@@ -4,6 +4,7 @@
  */
 import { emptySegment, type SegmentState } from './adaptive.ts'
 import { uniformClassLogProbabilities } from './classes.ts'
+import type { BlindBin } from './blindHistogram.ts'
 import type { HistogramBin } from './histogram.ts'
 
 export type EstimatorState = {
@@ -37,6 +38,12 @@ export type EstimatorState = {
   ageShapeRateRatio: number
   /** n at the last shape fit (0 before one). */
   ageShapeFitIntervals: number
+  /** L: days since the latest interval that saw a change ended (since the first crawl before any change). */
+  quietDays: number
+  /** c: the length of the latest interval that saw a change, days; null before the first change. */
+  windowDays: number | null
+  /** Every interval with L and c at its start, for the shape fit without Last-Modified (blindHistogram.ts). */
+  blindHistogram: BlindBin[]
 }
 
 /**
@@ -69,6 +76,9 @@ export function emptyEstimatorState(): EstimatorState {
     ageShape: null,
     ageShapeRateRatio: 1,
     ageShapeFitIntervals: 0,
+    quietDays: 0,
+    windowDays: null,
+    blindHistogram: [],
   })
 }
 
@@ -143,7 +153,23 @@ export function readEstimatorState(state: unknown): EstimatorState {
     ageShape: typeof shape === 'number' && shape > 0 && shape < Number.POSITIVE_INFINITY ? shape : null,
     ageShapeRateRatio: finiteOr(s.ageShapeRateRatio, 1) > 0 ? finiteOr(s.ageShapeRateRatio, 1) : 1,
     ageShapeFitIntervals: nonNegative(s.ageShapeFitIntervals),
+    // States stored before the blind fit: its evidence starts with the next interval.
+    quietDays: nonNegative(s.quietDays),
+    windowDays:
+      typeof s.windowDays === 'number' && s.windowDays > 0 && Number.isFinite(s.windowDays) ? s.windowDays : null,
+    blindHistogram: readBlindHistogram(s.blindHistogram),
   })
+}
+
+function readBlindHistogram(value: unknown): BlindBin[] {
+  if (!Array.isArray(value)) return []
+  const bins: BlindBin[] = []
+  for (const bin of value) {
+    if (!Array.isArray(bin) || bin.length < 6) continue
+    const [key, unchanged, changed, quiet, window, interval] = bin.map((x: unknown) => nonNegative(x)) as BlindBin
+    if (unchanged + changed > 0) bins.push([Math.floor(key), unchanged, changed, quiet, window, interval])
+  }
+  return bins.sort((a, b) => a[0] - b[0])
 }
 
 function readSegment(g: Record<string, unknown>): SegmentState {

@@ -36,7 +36,7 @@ test('no bytes, too few bytes or another layout version read as no state', () =>
   assert.equal(decodeEstimatorState(new Uint8Array(0)), null)
   assert.equal(decodeEstimatorState(new Uint8Array(5)), null)
   const bytes = encodeEstimatorState(jumpingHistory(4, 10))
-  new DataView(bytes.buffer).setFloat64(0, 3, false)
+  new DataView(bytes.buffer).setFloat64(0, 4, false)
   assert.equal(decodeEstimatorState(bytes), null)
 })
 
@@ -56,6 +56,24 @@ test('layout 1, stored before shape fits and run statistics, still decodes: the 
     assert.equal(decoded.ageShape, null)
     assert.equal(decoded.ageShapeFitIntervals, 0)
     assert.deepEqual(decoded.ageHistogram, [])
+  }
+})
+
+test('layout 2, stored before the blind shape fit, still decodes: the same estimates and shape, no blind evidence yet', () => {
+  for (let seed = 1; seed <= 30; seed++) {
+    const state = readEstimatorState(jumpingHistory(seed, 10 + seed))
+    // Layout 2 is layout 3 without its tail (quietDays, windowDays, the blind histogram), version 2.
+    const full = encodeEstimatorState(state)
+    const v2 = full.slice(0, full.length - 8 * (3 + 6 * state.blindHistogram.length))
+    new DataView(v2.buffer).setFloat64(0, 2, false)
+    const decoded = decodeEstimatorState(v2)
+    assert.ok(decoded)
+    assert.deepEqual(currentEstimates(decoded, SETTINGS), currentEstimates(state, SETTINGS))
+    assert.equal(decoded.ageShape, state.ageShape)
+    assert.deepEqual(decoded.ageHistogram, state.ageHistogram)
+    assert.deepEqual(decoded.blindHistogram, [])
+    assert.equal(decoded.windowDays, null)
+    assert.ok(state.blindHistogram.length > 0)
   }
 })
 

@@ -78,10 +78,11 @@ test('the MLE is consistent under heavy-tailed intervals: minutes and months, Δ
   assert.ok(Math.abs(average - 1) < 0.05, `mean ${average}`)
 })
 
-test('the state keeps O(1) size: at most 2 × 48 histogram bins after 20 000 intervals', () => {
+test('the state keeps O(1) size: at most 2 × 48 histogram bins and 32 blind-fit bins after 20 000 intervals', () => {
   const state = applyAll(simulateCrawls(createRandom(3), 1, pareto, 20_000))
   assert.ok(state.changedHistogram.length + state.unchangedHistogram.length <= 96)
-  assert.ok(JSON.stringify(state).length < 8000)
+  assert.ok(state.blindHistogram.length <= 32)
+  assert.ok(JSON.stringify(state).length < 12_000)
 })
 
 function assertSane(observations: IntervalObservation[], label: string): void {
