@@ -9,13 +9,12 @@ import {
   priorChangesPerDay,
   readEstimatorState,
   schedulingEvidence,
-  schedulingEstimateFromEvidence,
   vaguePrior,
   type EstimatorState,
   type FleetPriors,
   type RateEvidence,
 } from '../math/estimators/index.ts'
-import { estimatorSettingsOf, type Settings } from './settings.ts'
+import type { Settings } from './settings.ts'
 
 /** Estimators whose estimate the priors replace by a posterior (the others ignore priors). */
 const PRIOR_ESTIMATORS: readonly Settings['estimator'][] = ['mle', 'mleAdaptive']
@@ -41,7 +40,10 @@ export function refitRatePriors(
   previous: FleetPriors | null,
 ): FleetPriors | null {
   if (!PRIOR_ESTIMATORS.includes(settings.estimator)) return null
-  const withEvidence = pages.filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)
+  // In a canonical order, so the fit's sums (and so every estimate) do not depend on the order pages are read in.
+  const withEvidence = pages
+    .filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)
+    .sort(compareEvidence)
   const stride = Math.max(1, Math.ceil(withEvidence.length / MAX_FIT_PAGES))
   const sample = stride === 1 ? withEvidence : withEvidence.filter((_, k) => k % stride === 0)
   const vague = vaguePrior(settings.defaultChangesPerDay)
@@ -49,15 +51,32 @@ export function refitRatePriors(
 }
 
 /**
- * The change rate a solve uses for a page: under priors, the posterior from its evidence (its host's prior mean
- * without evidence); without priors, its stored estimate, else the default.
+ * The change rate a solve uses for a page: its stored estimate (the posterior its latest crawl took under the
+ * priors then stored, pageStep.ts); without one, its host's prior mean under the new priors, else the default.
+ * The stored estimate is kept, not re-derived, so that the rates a solve reports are optimal for the estimates
+ * it reports.
  */
 export function solveChangesPerDay(
-  page: { host: string; evidence: RateEvidence | null; storedChangesPerDay: number | null },
+  page: { host: string; storedChangesPerDay: number | null },
   settings: Settings,
   priors: FleetPriors | null,
 ): number {
-  if (priors === null) return page.storedChangesPerDay ?? settings.defaultChangesPerDay
-  if (page.evidence === null) return priorChangesPerDay(priors, page.host, settings.defaultChangesPerDay)
-  return schedulingEstimateFromEvidence(page.evidence, estimatorSettingsOf(settings), priors, page.host)
+  return page.storedChangesPerDay ?? priorChangesPerDay(priors, page.host, settings.defaultChangesPerDay)
+}
+
+/** A total order on (host, evidence): equal keys have equal contributions to the fit. */
+function compareEvidence(
+  a: { host: string; evidence: RateEvidence },
+  b: { host: string; evidence: RateEvidence },
+): number {
+  if (a.host !== b.host) return a.host < b.host ? -1 : 1
+  if (a.evidence.unchangedDays !== b.evidence.unchangedDays) return a.evidence.unchangedDays - b.evidence.unchangedDays
+  const x = a.evidence.changed
+  const y = b.evidence.changed
+  if (x.length !== y.length) return x.length - y.length
+  for (let k = 0; k < x.length; k++) {
+    if (x[k]!.intervalDays !== y[k]!.intervalDays) return x[k]!.intervalDays - y[k]!.intervalDays
+    if (x[k]!.weight !== y[k]!.weight) return x[k]!.weight - y[k]!.weight
+  }
+  return 0
 }

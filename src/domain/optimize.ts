@@ -1,3 +1,5 @@
+import { refitRatePriors, solveChangesPerDay } from '../core/ratePriors.ts'
+import { SOLVER_MAX_CHANGES_PER_DAY } from '../math/estimators/index.ts'
 import { z } from 'zod'
 import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/optimizer/index.ts'
 import { hostCaps } from '../store/hostsRepo.ts'
@@ -98,8 +100,28 @@ async function solveAndWrite(
   const previous = await readOptimizerState(client)
   const { n } = cols
   const renewal = settings.objective === 'freshness-renewal'
+  // The fleet's priors are refitted from the pages' evidence (docs/math.md 1.12), and a page without an
+  // estimate (no evidence) is solved at its host's prior mean, as the simulator's loop does.
+  const pageInputs = Array.from({ length: n }, (_, i) => ({
+    host: cols.hosts[i]!,
+    evidence: cols.evidence[i] ?? null,
+    storedChangesPerDay: cols.evidence[i] ? cols.changesPerDay[i]! : null,
+  }))
+  const priors = refitRatePriors(pageInputs, settings, previous.priors ?? null)
+  const changesPerDay =
+    priors === null
+      ? cols.changesPerDay.subarray(0, n)
+      : Float64Array.from(pageInputs, (page) => solveChangesPerDay(page, settings, priors))
+  const lawChangesPerDay = renewal
+    ? Float64Array.from(changesPerDay, (rate, i) =>
+        Math.min(
+          SOLVER_MAX_CHANGES_PER_DAY,
+          rate * (cols.changesPerDay[i]! > 0 ? cols.renewalChangesPerDay[i]! / cols.changesPerDay[i]! : 1),
+        ),
+      )
+    : changesPerDay
   const problem: RateProblem = {
-    changesPerDay: (renewal ? cols.renewalChangesPerDay : cols.changesPerDay).subarray(0, n),
+    changesPerDay: lawChangesPerDay,
     ...(renewal ? { ageShape: cols.ageShape.subarray(0, n) } : {}),
     importance: cols.importance.subarray(0, n),
     minCrawlsPerDay: cols.minRate.subarray(0, n),
@@ -125,7 +147,7 @@ async function solveAndWrite(
   }
 
   const nowMs = deps.clock.nowMs()
-  const optimizer = { lambda: solution.lambda, hostLambdas, pages: n }
+  const optimizer = { lambda: solution.lambda, hostLambdas, pages: n, priors }
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
   /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
   const settingsUnchanged = async (q: Queryable) =>

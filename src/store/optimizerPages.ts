@@ -4,7 +4,8 @@
  * writer that commits a run's re-timed chunks, each in its own transaction, while the run goes on.
  */
 import type pg from 'pg'
-import { SOLVER_MAX_CHANGES_PER_DAY } from '../math/estimators/index.ts'
+import { decodeEstimatorState, SOLVER_MAX_CHANGES_PER_DAY, type RateEvidence } from '../math/estimators/index.ts'
+import { pageRateEvidence } from '../core/ratePriors.ts'
 import { pageBounds } from '../core/crawlTiming.ts'
 import type { PageStatus } from '../core/pageFields.ts'
 import type { RetimeInput } from '../core/pageStep.ts'
@@ -45,6 +46,8 @@ class Columns {
   ids: string[] = []
   hostNames: string[] = []
   hostIndexOf = new Map<string, number>()
+  /** Each page's scheduling evidence for the change-rate priors (null: none, or no prior applies). */
+  evidence: (RateEvidence | null)[] = []
   private capacity = 1024
   changesPerDay = new Float64Array(this.capacity)
   /** For freshness-renewal (docs/math.md 3.5): each page's age shape (+∞: Poisson) and its law's rate. */
@@ -207,6 +210,8 @@ function fillRow(
   cols.statuses[i] = status
   cols.noisy[i] = noisy
   cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
+  const state = chunk.estimatorState[j] ?? null
+  cols.evidence[i] = state === null ? null : pageRateEvidence(decodeEstimatorState(state), settings)
   // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
   const shape = chunk.ageShape[j] ?? null
   cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY

@@ -1,3 +1,4 @@
+import type { FleetPriors } from '../math/estimators/index.ts'
 import { clampTimestampMs } from '../core/timestamps.ts'
 import type { PageFieldName, PageValue } from '../core/pageFields.ts'
 import { selectList } from './pageColumns.ts'
@@ -42,6 +43,8 @@ const OPTIMIZER_FIELDS = [
   /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
   'ageShape',
   'ageShapeRateRatio',
+  /** The scheduling evidence for the change-rate priors (docs/math.md 1.12). */
+  'estimatorState',
 ] as const satisfies readonly PageFieldName[]
 
 type OptimizerField = (typeof OPTIMIZER_FIELDS)[number]
@@ -167,11 +170,23 @@ function arrayLiteral(values: readonly (number | string | null)[]): string {
 
 export async function saveOptimizerState(
   q: Queryable,
-  state: { lambda: number; hostLambdas: Record<string, number>; solvedAtMs: number; pages: number },
+  state: {
+    lambda: number
+    hostLambdas: Record<string, number>
+    solvedAtMs: number
+    pages: number
+    priors: FleetPriors | null
+  },
 ): Promise<void> {
   await q.query(
-    'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4 WHERE id',
-    [state.lambda, JSON.stringify(state.hostLambdas), new Date(state.solvedAtMs), state.pages],
+    'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4, rate_priors = $5::jsonb WHERE id',
+    [
+      state.lambda,
+      JSON.stringify(state.hostLambdas),
+      new Date(state.solvedAtMs),
+      state.pages,
+      state.priors === null ? null : JSON.stringify(state.priors),
+    ],
   )
 }
 

@@ -1,3 +1,4 @@
+import type { FleetPriors } from '../math/estimators/index.ts'
 import { settingsFromStored, type Settings } from '../core/settings.ts'
 import type { Queryable } from './transaction.ts'
 
@@ -59,11 +60,13 @@ interface OptimizerStateRow {
   solvedAt: Date | null
   /** Pages the last run solved for; null before the first run. */
   pages: number | null
+  /** The change-rate priors the last run fitted (migrations/0016); null before one. */
+  priors: FleetPriors | null
 }
 
 export async function readOptimizerState(q: Queryable): Promise<OptimizerStateRow> {
   const { rows } = await q.query<OptimizerStateRow>(
-    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt", pages FROM optimizer_state WHERE id',
+    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt", pages, rate_priors AS priors FROM optimizer_state WHERE id',
   )
-  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null, pages: null }
+  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null, pages: null, priors: null }
 }

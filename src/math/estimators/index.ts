@@ -312,7 +312,7 @@ export function schedulingEstimate(
 }
 
 /** The posterior mean of a page's rate from its evidence and its host's prior, clipped as estimateOf clips. */
-export function schedulingEstimateFromEvidence(
+function schedulingEstimateFromEvidence(
   evidence: RateEvidence,
   settings: EstimatorSettings,
   priors: FleetPriors,
