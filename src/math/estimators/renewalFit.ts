@@ -16,10 +16,10 @@
  * interval cannot show through the share of changed intervals; a shape is kept when it beats Poisson by
  * BLIND_EVIDENCE_NATS.
  *
- * When: the fit costs about a millisecond, so it runs on a schedule, not on every crawl: when a page
- * has SHAPE_MIN_INTERVALS intervals, and again whenever its interval count has grown by a factor
- * SHAPE_REFIT_GROWTH since the last fit (about 20 fits over a page's first 1,000 intervals, an
- * amortised cost of about 20 µs per crawl). A page's shape is a slow, long-run property of its
+ * When: the fit costs about a millisecond with ages and 2–5 ms blind (more bins when the intervals vary), so
+ * it runs on a schedule, not on every crawl: when a page has SHAPE_MIN_INTERVALS intervals, and again whenever
+ * its interval count has grown by a factor SHAPE_REFIT_GROWTH since the last fit (about 20 fits over a page's
+ * first 1,000 intervals, an amortised cost of about 20–100 µs per crawl). A page's shape is a slow, long-run property of its
  * updates; its rate, which can jump, is tracked by the scheduling estimator on every crawl. The
  * optimiser combines the two: the fitted law's Δ, scaled by how much the scheduling estimate has moved
  * since the fit (index.ts, renewalParameters).
