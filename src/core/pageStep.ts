@@ -134,7 +134,8 @@ export function stepContext(
   return {
     settings,
     estimatorSettings: estimatorSettingsOf(settings),
-    optimizer,
+    // Priors fitted while fleetPrior was on are not used once it is off.
+    optimizer: settings.fleetPrior ? optimizer : { ...optimizer, priors: null },
     explorationIntervalDays: explorationIntervalDays(optimizer.pages, settings),
     nowMs,
     random,

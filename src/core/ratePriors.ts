@@ -39,7 +39,7 @@ export function refitRatePriors(
   settings: Settings,
   previous: FleetPriors | null,
 ): FleetPriors | null {
-  if (!PRIOR_ESTIMATORS.includes(settings.estimator)) return null
+  if (!settings.fleetPrior || !PRIOR_ESTIMATORS.includes(settings.estimator)) return null
   // In a canonical order, so the fit's sums (and so every estimate) do not depend on the order pages are read in.
   const withEvidence = pages
     .filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)

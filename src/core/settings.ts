@@ -40,6 +40,11 @@ const settingsShape = {
   defaultChangesPerDay: positiveRateSchema().describe(
     'Prior change rate for pages without an estimate; also y_0 of the SA estimator.',
   ),
+  fleetPrior: z
+    .boolean()
+    .describe(
+      'Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md).',
+    ),
   minCrawlsPerDay: rateSchema().describe('Default lower bound (exploration floor) of every page.'),
   maxCrawlsPerDay: positiveRateSchema().nullable().describe('Default upper bound; null = none.'),
   minChangesPerDay: rateSchema().describe('Every reported estimate is clipped to at least this.'),
@@ -120,6 +125,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   schedule: 'periodic',
   estimator: 'mleAdaptive',
   defaultChangesPerDay: 1,
+  fleetPrior: false,
   minCrawlsPerDay: 0.01,
   maxCrawlsPerDay: null,
   minChangesPerDay: 0,

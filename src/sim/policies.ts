@@ -160,7 +160,7 @@ interface RecrawlLoopOptions {
   baselineAtStart?: boolean
   /**
    * Fit the fleet's change-rate priors at every solve and schedule with each page's posterior, as the service
-   * does (default true; false: every page learns alone, the loop before priors).
+   * does with settings.fleetPrior (default: the setting's default, off).
    */
   fleetPrior?: boolean
 }
@@ -211,6 +211,7 @@ export function recrawlPolicy(
     schedule: options.spacing,
     objective: options.settings?.objective ?? objectiveFor(options.spacing),
     budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
+    fleetPrior: options.fleetPrior ?? options.settings?.fleetPrior ?? DEFAULT_SETTINGS.fleetPrior,
   }
   const { random } = options
   const known = options.knownChangesPerDay
@@ -231,7 +232,7 @@ export function recrawlPolicy(
     pages: null,
     priors: null,
   }
-  const fleetPrior = options.fleetPrior !== false && !known
+  const fleetPrior = settings.fleetPrior && !known
   const context = (nowMs: number, page: number) => {
     const ctx = stepContext(settings, optimizer, nowMs, random)
     ctx.catchUpLateness = options.catchUpLateness === true

@@ -86,15 +86,12 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
       assert.equal(served.intervals, sim.intervals, `${what}: intervals`)
       assert.equal(served.changes, sim.changes, `${what}: changes`)
       assert.equal(served.changesPerDay, sim.changesPerDay, `${what}: changesPerDay`)
-      // changesPerDay is the posterior under the host's prior (docs/math.md 1.12); estimates.mleAdaptive stays
-      // the page's own MLE, so the two differ.
+      // With settings.fleetPrior off (the default) the scheduling estimate is the page's own mleAdaptive.
+      assert.equal(served.estimates.mleAdaptive, sim.changesPerDay, `${what}: estimates.mleAdaptive`)
       assert.equal(served.crawlsPerDay, sim.crawlsPerDay, `${what}: crawlsPerDay`)
       if (sim.lastCrawledAtMs !== null) {
         assert.equal(Date.parse(served.lastCrawledAt), T0 + sim.lastCrawledAtMs, `${what}: lastCrawledAt`)
-        // Within 1 ms: with the fleet's priors (docs/math.md 1.12) a due time was seen 1 ms apart once in 8 days
-        // (a last-bit difference of a posterior, rounded to the stored whole millisecond).
-        const dueGap = Math.abs(Date.parse(served.dueAt) - T0 - sim.nextCrawlAtMs!)
-        assert.ok(dueGap <= 1, `${what}: dueAt ${served.dueAt} vs ${sim.nextCrawlAtMs}`)
+        assert.equal(Date.parse(served.dueAt) - T0, sim.nextCrawlAtMs, `${what}: dueAt`)
       }
     }
 

@@ -988,6 +988,8 @@ export interface components {
             estimator: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay: number;
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            fleetPrior: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay: number;
             /** @description Default upper bound; null = none. */
@@ -1064,6 +1066,8 @@ export interface components {
             estimator?: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay?: number;
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            fleetPrior?: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay?: number;
             /** @description Default upper bound; null = none. */
