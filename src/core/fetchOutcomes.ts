@@ -2,7 +2,7 @@
  * What a fetch's outcome means for a page (docs/api.md, "Fetch outcomes"). Pure: the page step
  * (pageStep.ts) asks these functions how to classify a report and how long to wait after a failure.
  */
-import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
+import { MS_PER_DAY, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { Settings } from './settings.ts'
 
 /** How a crawler says a fetch failed without an HTTP status. */
@@ -88,6 +88,10 @@ export function goneRecheckAtMs(crawledAtMs: number, outcomes: Settings['outcome
 export interface HostSignals {
   /** 429s, and 503s with Retry-After. */
   throttled: number
+  /** Incidents that block the host (docs/api.md, "Host backoff"): 429s, and 503s without Retry-After. */
+  blocking: number
+  /** Timeouts, in report order, and whether the batch ended with one (a run still going). */
+  timeouts: number
   /** Other 5xx, 408, timeouts and network errors. */
   errors: number
   /** Answers with content or 304. */
@@ -99,7 +103,15 @@ export interface HostSignals {
 }
 
 export function emptyHostSignals(): HostSignals {
-  return { throttled: 0, errors: 0, successes: 0, retryAfterSeconds: null, robotsCrawlDelaySeconds: null }
+  return {
+    throttled: 0,
+    blocking: 0,
+    timeouts: 0,
+    errors: 0,
+    successes: 0,
+    retryAfterSeconds: null,
+    robotsCrawlDelaySeconds: null,
+  }
 }
 
 /** Adds one report's outcome to its host's signals. */
@@ -113,6 +125,8 @@ export function addHostSignal(
   },
 ): void {
   const kind = fetchKindOf(report.httpStatus, report.fetchError)
+  if (report.httpStatus === 429 || (report.httpStatus === 503 && report.retryAfterSeconds === null)) signals.blocking++
+  if (report.httpStatus === null && report.fetchError === 'timeout') signals.timeouts++
   if (isThrottleSignal(report.httpStatus, report.retryAfterSeconds)) signals.throttled++
   else if (kind === 'error') signals.errors++
   else if (kind === 'content' || kind === 'notModified') signals.successes++
@@ -122,7 +136,7 @@ export function addHostSignal(
 }
 
 /** The adaptive delay starts here when a host first pushes back, in seconds. */
-const THROTTLE_MIN_SECONDS = 1
+export const THROTTLE_MIN_SECONDS = 1
 /** It stops doubling here: at most one page of the host every 10 minutes. */
 const THROTTLE_MAX_SECONDS = 600
 /** Each successful answer multiplies the delay by this; below THROTTLE_MIN_SECONDS / 2 it ends. */
@@ -138,8 +152,71 @@ const THROTTLE_RECOVERY_FACTOR = 0.8
  */
 export function nextThrottleDelaySeconds(current: number | null, signals: HostSignals): number | null {
   const pushedBack = signals.throttled > 0 || (signals.errors >= 2 && signals.errors > signals.successes)
-  if (pushedBack) return Math.min(THROTTLE_MAX_SECONDS, Math.max(THROTTLE_MIN_SECONDS, 2 * (current ?? 0)))
+  if (pushedBack) {
+    // A Retry-After after a 429 or 503 sets the pace too: one page per Retry-After, at most THROTTLE_MAX_SECONDS.
+    const asked = signals.throttled > 0 && signals.retryAfterSeconds !== null ? signals.retryAfterSeconds : 0
+    return Math.min(THROTTLE_MAX_SECONDS, Math.max(THROTTLE_MIN_SECONDS, 2 * (current ?? 0), asked))
+  }
   if (current === null || signals.successes === 0) return current
   const next = current * THROTTLE_RECOVERY_FACTOR ** signals.successes
   return next < THROTTLE_MIN_SECONDS / 2 ? null : next
+}
+
+/** The first block of a host in trouble, in seconds; it doubles per incident. */
+export const BLOCK_FIRST_SECONDS = 60
+/** The longest block: a day. */
+export const BLOCK_MAX_SECONDS = 86_400
+/** Incidents are forgiven once the host has been open this long without a new one. */
+export const BLOCK_FORGIVE_SECONDS = 30 * 60
+/** This many timeouts in a row, without an answer in between, count as one incident. */
+export const TIMEOUT_RUN = 3
+
+/** A host's backoff state (hosts.block_incidents, blocked_until, timeouts_in_a_row). */
+export interface HostBlockState {
+  /** Incidents since the host was last forgiven. */
+  incidents: number
+  /** When the latest block ends (epoch ms); null = never blocked or forgiven. */
+  blockedUntilMs: number | null
+  /** Timeouts reported in a row since the last answer. */
+  timeoutsInARow: number
+}
+
+export function emptyHostBlockState(): HostBlockState {
+  return { incidents: 0, blockedUntilMs: null, timeoutsInARow: 0 }
+}
+
+/**
+ * A host's backoff after a batch of its reports (docs/api.md, "Host backoff"). An incident is a 429, a 503
+ * without Retry-After, or a run of TIMEOUT_RUN timeouts; the k-th incident since the host was forgiven blocks it
+ * (no page of it handed out) for min(BLOCK_MAX_SECONDS, BLOCK_FIRST_SECONDS · 2^(k−1)) seconds times a jitter
+ * in [0.8, 1.2) (`random01` in [0, 1)). Incidents are forgiven once the host has been open (its block over)
+ * for BLOCK_FORGIVE_SECONDS without a new one: the quiet time counts from the block's end, not from the
+ * incident, or else every block longer than half an hour would forgive itself. A Retry-After sets the pause
+ * (the caller's pauseUntilMs) and is no incident here: the host said when to come back.
+ * Returns the new state and, when the batch blocks the host, until when.
+ */
+export function nextHostBlock(
+  before: HostBlockState,
+  signals: HostSignals,
+  nowMs: number,
+  random01: number,
+): { state: HostBlockState; blockUntilMs: number | null } {
+  const forgiven =
+    before.blockedUntilMs !== null && nowMs - before.blockedUntilMs >= BLOCK_FORGIVE_SECONDS * MS_PER_SECOND
+  let incidents = forgiven ? 0 : before.incidents
+  const answered = signals.successes + signals.errors + signals.throttled - signals.timeouts > 0
+  let timeoutsInARow = answered && signals.timeouts === 0 ? 0 : before.timeoutsInARow + signals.timeouts
+  let incident = signals.blocking > 0
+  if (timeoutsInARow >= TIMEOUT_RUN) {
+    incident = true
+    timeoutsInARow = 0
+  }
+  if (!incident) {
+    const state = { incidents, blockedUntilMs: forgiven ? null : before.blockedUntilMs, timeoutsInARow }
+    return { state, blockUntilMs: null }
+  }
+  incidents++
+  const seconds = Math.min(BLOCK_MAX_SECONDS, BLOCK_FIRST_SECONDS * 2 ** (incidents - 1)) * (0.8 + 0.4 * random01)
+  const blockUntilMs = nowMs + seconds * MS_PER_SECOND
+  return { state: { incidents, blockedUntilMs: blockUntilMs, timeoutsInARow }, blockUntilMs }
 }

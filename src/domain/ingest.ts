@@ -1,9 +1,19 @@
 import { MS_PER_SECOND } from '../math/units.ts'
-import { throttledHosts, writeHostPacing, type HostPacingRow, type HostPacingUpdate } from '../store/hostsRepo.ts'
+import {
+  hostBlockStates,
+  throttledHosts,
+  writeHostPacing,
+  type HostPacingRow,
+  type HostPacingUpdate,
+} from '../store/hostsRepo.ts'
 import {
   addHostSignal,
+  emptyHostBlockState,
   emptyHostSignals,
+  nextHostBlock,
   nextThrottleDelaySeconds,
+  THROTTLE_MIN_SECONDS,
+  type HostBlockState,
   type FetchError,
   type HostSignals,
 } from '../core/fetchOutcomes.ts'
@@ -140,6 +150,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
     await writeCrawledPages(client, writes)
     batch.throttled = await throttledHosts(client)
+    batch.blocks = await hostBlockStates(client, [...batch.hostSignals.keys()])
     return batch
   })
   await adaptHostPacing(deps, result, nowMs)
@@ -173,6 +184,8 @@ class BatchResult {
   hostSignals = new Map<string, HostSignals>()
   /** Hosts whose adaptive delay runs, as read after the batch was applied. */
   throttled: HostPacingRow[] = []
+  /** The backoff state of the hosts in the batch, as read after the batch was applied. */
+  blocks = new Map<string, HostBlockState>()
   /** In-order crawls by what the page was when it was crawled: where the budget went. */
   crawlsByPageStatus = { active: 0, failing: 0, gone: 0, redirected: 0, noisy: 0 }
 
@@ -300,13 +313,23 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
   const updates: HostPacingUpdate[] = []
   for (const [host, signals] of batch.hostSignals) {
     const before = current.get(host) ?? null
-    const throttle = nextThrottleDelaySeconds(before, signals)
+    const blockBefore = batch.blocks.get(host) ?? emptyHostBlockState()
+    const { state: block, blockUntilMs } = nextHostBlock(blockBefore, signals, nowMs, Math.random())
+    let throttle = nextThrottleDelaySeconds(before, signals)
+    // A blocked host must be paced: only a paced host's next lease time holds its pages back.
+    if (blockUntilMs !== null) throttle = Math.max(throttle ?? 0, THROTTLE_MIN_SECONDS)
     const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null
-    if (throttle === before && !pushed && signals.robotsCrawlDelaySeconds === null) continue
+    const blockChanged =
+      block.incidents !== blockBefore.incidents ||
+      block.blockedUntilMs !== blockBefore.blockedUntilMs ||
+      block.timeoutsInARow !== blockBefore.timeoutsInARow
+    if (throttle === before && !pushed && !blockChanged && signals.robotsCrawlDelaySeconds === null) continue
+    const pauseUntilMs = Math.max(pushed ? nowMs + signals.retryAfterSeconds! * MS_PER_SECOND : 0, blockUntilMs ?? 0)
     updates.push({
       host,
+      block,
       throttleDelaySeconds: throttle,
-      pauseUntilMs: pushed ? nowMs + signals.retryAfterSeconds! * MS_PER_SECOND : null,
+      pauseUntilMs: pauseUntilMs > 0 ? pauseUntilMs : null,
       ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
     })
   }

@@ -1,5 +1,6 @@
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
+import type { HostBlockState } from '../core/fetchOutcomes.ts'
 
 export interface HostRow {
   host: string
@@ -69,8 +70,30 @@ export async function throttledHosts(q: Queryable): Promise<HostPacingRow[]> {
   return rows
 }
 
+/** The backoff state of the given hosts that have a row (docs/api.md, "Host backoff"). */
+export async function hostBlockStates(q: Queryable, hosts: readonly string[]): Promise<Map<string, HostBlockState>> {
+  if (hosts.length === 0) return new Map()
+  const { rows } = await q.query<{ host: string; incidents: number; blockedUntil: Date | null; timeouts: number }>(
+    `SELECT host, block_incidents AS incidents, blocked_until AS "blockedUntil", timeouts_in_a_row AS timeouts
+     FROM hosts WHERE host = ANY($1::text[])`,
+    [hosts],
+  )
+  return new Map(
+    rows.map((r) => [
+      r.host,
+      {
+        incidents: r.incidents,
+        blockedUntilMs: r.blockedUntil === null ? null : r.blockedUntil.getTime(),
+        timeoutsInARow: r.timeouts,
+      },
+    ]),
+  )
+}
+
 export interface HostPacingUpdate {
   host: string
+  /** The host's backoff state after the batch. */
+  block: HostBlockState
   throttleDelaySeconds: number | null
   /** No page of the host before this (a Retry-After); null = unchanged. */
   pauseUntilMs: number | null
@@ -86,18 +109,25 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
   if (updates.length === 0) return
   const sorted = [...updates].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
   await q.query(
-    `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at)
-     SELECT u.host, u.throttle, u.pause_until
-     FROM unnest($1::text[], $2::float8[], $3::timestamptz[]) WITH ORDINALITY AS u(host, throttle, pause_until, ord)
+    `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at, block_incidents, blocked_until, timeouts_in_a_row)
+     SELECT u.host, u.throttle, u.pause_until, u.incidents, u.blocked_until, u.timeouts
+     FROM unnest($1::text[], $2::float8[], $3::timestamptz[], $4::int[], $5::timestamptz[], $6::int[])
+       WITH ORDINALITY AS u(host, throttle, pause_until, incidents, blocked_until, timeouts, ord)
      ORDER BY u.ord
      ON CONFLICT (host) DO UPDATE SET
        throttle_delay_seconds = excluded.throttle_delay_seconds,
        next_lease_at = greatest(h.next_lease_at, excluded.next_lease_at),
+       block_incidents = excluded.block_incidents,
+       blocked_until = excluded.blocked_until,
+       timeouts_in_a_row = excluded.timeouts_in_a_row,
        updated_at = now()`,
     [
       sorted.map((u) => u.host),
       sorted.map((u) => u.throttleDelaySeconds),
       sorted.map((u) => (u.pauseUntilMs === null ? null : new Date(u.pauseUntilMs))),
+      sorted.map((u) => u.block.incidents),
+      sorted.map((u) => (u.block.blockedUntilMs === null ? null : new Date(u.block.blockedUntilMs))),
+      sorted.map((u) => u.block.timeoutsInARow),
     ],
   )
   const delays = sorted.filter((u) => u.crawlDelaySeconds !== undefined)

@@ -106,20 +106,32 @@ test('a host that answers 429 with Retry-After is paused and paced; normal answe
     const hosts = (await call(t, 'GET', '/v1/hosts')).body.hosts
     const busy = hosts.find((h: { host: string }) => h.host === 'busy.example')
     assert.ok(busy, 'the host got pacing state')
-    assert.ok(busy.throttleDelaySeconds >= 1 && busy.paceSeconds === busy.throttleDelaySeconds)
+    assert.equal(busy.throttleDelaySeconds, 600, 'the Retry-After sets the pace')
+    assert.equal(busy.paceSeconds, 600)
     assert.equal((await lease(t)).pages.length, 0, 'paused for the Retry-After')
     t.clock.advanceMs(601_000)
     const first = await lease(t)
     assert.equal(first.pages.length, 1, 'one page of a paced host per pace')
     assert.equal((await lease(t)).pages.length, 0)
     // Normal answers shrink the delay until it ends; the host's pages are served together again.
-    const ok = urls.map((url, i) => ({
-      url,
-      crawledAt: iso(t.clock.nowMs() - i * 1000),
-      contentHash: 'v',
-      httpStatus: 200,
-    }))
-    await report(t, ok)
+    const paceAfter = async () =>
+      (await call(t, 'GET', '/v1/hosts')).body.hosts.find((h: { host: string }) => h.host === 'busy.example')
+        .throttleDelaySeconds
+    let previous = 600
+    for (let round = 0; round < 7; round++) {
+      t.clock.advanceMs(601_000)
+      const ok = urls.map((url, i) => ({
+        url,
+        crawledAt: iso(t.clock.nowMs() - i * 1000),
+        contentHash: 'v',
+        httpStatus: 200,
+      }))
+      await report(t, ok)
+      const pace = await paceAfter()
+      if (pace === null) break
+      assert.ok(pace < previous, 'each batch of normal answers shrinks the pace')
+      previous = pace
+    }
     const after = (await call(t, 'GET', '/v1/hosts')).body.hosts.find(
       (h: { host: string }) => h.host === 'busy.example',
     )

@@ -1,0 +1,93 @@
+/**
+ * Host backoff (src/core/fetchOutcomes.ts, nextHostBlock and nextThrottleDelaySeconds): incidents block a host
+ * for 60 s doubling up to a day, with jitter, forgiven after 30 quiet minutes past the block's end.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  addHostSignal,
+  BLOCK_FIRST_SECONDS,
+  BLOCK_FORGIVE_SECONDS,
+  BLOCK_MAX_SECONDS,
+  emptyHostBlockState,
+  emptyHostSignals,
+  nextHostBlock,
+  nextThrottleDelaySeconds,
+  TIMEOUT_RUN,
+  type FetchError,
+  type HostSignals,
+} from '../../../src/core/fetchOutcomes.ts'
+
+function signalsOf(
+  reports: { httpStatus?: number; fetchError?: FetchError; retryAfterSeconds?: number }[],
+): HostSignals {
+  const signals = emptyHostSignals()
+  for (const r of reports)
+    addHostSignal(signals, {
+      httpStatus: r.httpStatus ?? null,
+      fetchError: r.fetchError ?? null,
+      retryAfterSeconds: r.retryAfterSeconds ?? null,
+      robotsCrawlDelaySeconds: null,
+    })
+  return signals
+}
+
+test('each incident doubles the block, from 60 s up to a day, within the jitter', () => {
+  let state = emptyHostBlockState()
+  let nowMs = 0
+  for (let k = 1; k <= 14; k++) {
+    const random01 = (k * 0.37) % 1
+    const { state: next, blockUntilMs } = nextHostBlock(state, signalsOf([{ httpStatus: 503 }]), nowMs, random01)
+    assert.equal(next.incidents, k)
+    const seconds = (blockUntilMs! - nowMs) / 1000
+    const base = Math.min(BLOCK_MAX_SECONDS, BLOCK_FIRST_SECONDS * 2 ** (k - 1))
+    assert.ok(seconds >= 0.8 * base - 1e-9 && seconds < 1.2 * base, `k=${k}: ${seconds} s against ${base} s`)
+    assert.ok(Math.abs(seconds - base * (0.8 + 0.4 * random01)) < 1e-6)
+    // The crawler retries soon after the block ends: still within the quiet time, so no forgiveness.
+    nowMs = blockUntilMs! + 5 * 60_000
+    state = next
+  }
+})
+
+test('incidents are forgiven after 30 quiet minutes past the end of the block, not before', () => {
+  const blocked = nextHostBlock(
+    { incidents: 5, blockedUntilMs: 0, timeoutsInARow: 0 },
+    signalsOf([{ httpStatus: 429 }]),
+    (BLOCK_FORGIVE_SECONDS - 1) * 1000,
+    0.5,
+  )
+  assert.equal(blocked.state.incidents, 6)
+  const forgiven = nextHostBlock(
+    { incidents: 5, blockedUntilMs: 0, timeoutsInARow: 0 },
+    signalsOf([{ httpStatus: 429 }]),
+    BLOCK_FORGIVE_SECONDS * 1000,
+    0.5,
+  )
+  assert.equal(forgiven.state.incidents, 1)
+  assert.equal(forgiven.blockUntilMs, BLOCK_FORGIVE_SECONDS * 1000 + BLOCK_FIRST_SECONDS * 1000)
+})
+
+test('a 503 with Retry-After, a 500 and normal answers are no incident; a run of timeouts is one', () => {
+  const none = emptyHostBlockState()
+  for (const reports of [[{ httpStatus: 503, retryAfterSeconds: 120 }], [{ httpStatus: 500 }], [{ httpStatus: 200 }]])
+    assert.equal(nextHostBlock(none, signalsOf(reports), 0, 0.5).blockUntilMs, null)
+  let state = none
+  for (let i = 1; i < TIMEOUT_RUN; i++) {
+    const step = nextHostBlock(state, signalsOf([{ fetchError: 'timeout' }]), i, 0.5)
+    assert.equal(step.blockUntilMs, null)
+    state = step.state
+  }
+  // An answer between timeouts breaks the run.
+  const broken = nextHostBlock(state, signalsOf([{ httpStatus: 200 }]), 10, 0.5)
+  assert.equal(broken.state.timeoutsInARow, 0)
+  const run = nextHostBlock(state, signalsOf([{ fetchError: 'timeout' }]), 10, 0.5)
+  assert.notEqual(run.blockUntilMs, null)
+  assert.equal(run.state.incidents, 1)
+  assert.equal(run.state.timeoutsInARow, 0)
+})
+
+test("a Retry-After sets the host's pace, at most 600 s", () => {
+  assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 429, retryAfterSeconds: 30 }])), 30)
+  assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 503, retryAfterSeconds: 3600 }])), 600)
+  assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 429 }])), 1)
+})
