@@ -244,3 +244,56 @@ test('leases never hand out more than the budget: the allowance starts at the re
     },
     { budgetCrawlsPerDay: 48, handOutBurstHours: 2 },
   ))
+
+test('a host down for a day answering 503 without Retry-After gets fewer requests than a host answering normally', () =>
+  withApp(async (t) => {
+    const upUrls = Array.from({ length: 8 }, (_, i) => `https://up.example/${i}`)
+    const downUrls = Array.from({ length: 8 }, (_, i) => `https://down.example/${i}`)
+    await call(t, 'PUT', '/v1/pages', { pages: [...upUrls, ...downUrls].map((url) => ({ url })) })
+    const pollMs = 5 * 60_000
+    const fetches = new Map<string, number>()
+    // A crawler polling every five minutes for a day; one host answers normally, the other is down.
+    for (let poll = 0; poll < MS_PER_DAY / pollMs; poll++) {
+      t.clock.advanceMs(pollMs)
+      const grant = await lease(t)
+      if (grant.pages.length === 0) continue
+      for (const p of grant.pages as { host: string }[]) fetches.set(p.host, (fetches.get(p.host) ?? 0) + 1)
+      await report(
+        t,
+        grant.pages.map((p: { url: string; host: string }) => ({
+          url: p.url,
+          crawledAt: iso(t.clock.nowMs()),
+          leaseId: grant.leaseId,
+          ...(p.host === 'down.example' ? { httpStatus: 503 } : { contentHash: `v${poll % 3}`, httpStatus: 200 }),
+        })),
+      )
+    }
+    const normal = fetches.get('up.example') ?? 0
+    const outage = fetches.get('down.example') ?? 0
+    assert.ok(normal >= upUrls.length, `a normal host gets every page fetched: ${normal}`)
+    assert.ok(outage < normal, `${outage} fetches of the down host against ${normal} of the normal one`)
+  }))
+
+test('a host answering 429 without Retry-After gets no more than a handful of 429s a day after the first', () =>
+  withApp(async (t) => {
+    const urls = Array.from({ length: 8 }, (_, i) => `https://busy429.example/${i}`)
+    await call(t, 'PUT', '/v1/pages', { pages: urls.map((url) => ({ url })) })
+    const pollMs = 5 * 60_000
+    let throttled = 0
+    for (let poll = 0; poll < MS_PER_DAY / pollMs; poll++) {
+      t.clock.advanceMs(pollMs)
+      const grant = await lease(t)
+      if (grant.pages.length === 0) continue
+      throttled += grant.pages.length
+      await report(
+        t,
+        grant.pages.map((p: { url: string }) => ({
+          url: p.url,
+          crawledAt: iso(t.clock.nowMs()),
+          leaseId: grant.leaseId,
+          httpStatus: 429,
+        })),
+      )
+    }
+    assert.ok(throttled <= urls.length + 15, `${throttled} 429s in a day`)
+  }))
