@@ -395,6 +395,10 @@ function failedOrElsewhere(
   const rate = pageRate(page, ctx)
   const periodDays = rate > 0 ? 1 / rate : Infinity
   if (fetch === 'neutral') {
+    // A gone page that answers a temporary redirect (a common soft 404) stays gone and is rechecked as gone
+    // pages are: its rate of 0 would otherwise leave it without a due time for good.
+    if (page.status === 'gone')
+      return { ...next, crawlsPerDay: 0, nextCrawlAtMs: goneRecheckAtMs(crawl.crawledAtMs, outcomes) }
     return {
       ...next,
       crawlsPerDay: rate,

@@ -106,6 +106,18 @@ test('a 410 is gone at once by default; goneRecheckDays 0 never fetches it again
   )
 })
 
+test('a gone page that answers a temporary redirect on its recheck stays gone and is rechecked again', () => {
+  const page = establishedPage()
+  const gone = run(page, { httpStatus: 410 }, page.lastCrawledAtMs! + MS_PER_DAY).page
+  const recheck = run(gone, { httpStatus: 302 }, gone.nextCrawlAtMs!).page
+  assert.equal(recheck.status, 'gone')
+  assert.equal(recheck.crawlsPerDay, 0)
+  assert.equal(
+    recheck.nextCrawlAtMs! - recheck.lastCrawledAtMs!,
+    DEFAULT_SETTINGS.outcomes.goneRecheckDays * MS_PER_DAY,
+  )
+})
+
 test('5xx, timeouts and network errors retry with a doubling wait, capped; a success resets them', () => {
   let page = establishedPage()
   let at = page.lastCrawledAtMs! + MS_PER_DAY
