@@ -18,6 +18,7 @@
  * the part below the grid in closed form (there L(Δ) ≈ L(Δ_0)(Δ/Δ_0)^X, X the number of changes, and
  * e^{−βΔ} ≈ 1). Pure: no I/O.
  */
+import { goldenSectionMax } from '../numbers.ts'
 import { histogramPoints, type HistogramBin, type WeightedInterval } from './histogram.ts'
 
 /** A gamma law on the change rate: shape α (no unit) and rate β (days); mean α/β changes per day. */
@@ -128,29 +129,10 @@ function gridLikelihood(evidence: RateEvidence): GridLikelihood {
 
 /** The maximum of a unimodal f(u) within one grid step of ln GRID[index] (golden-section search). */
 function maximiseOnLine(f: (u: number) => number, index: number): number {
-  let lo = LOG_GRID_MIN + (index - 1) * GRID_STEP
-  let hi = LOG_GRID_MIN + (index + 1) * GRID_STEP
-  const r = (Math.sqrt(5) - 1) / 2
-  let a = hi - r * (hi - lo)
-  let b = lo + r * (hi - lo)
-  let fa = f(a)
-  let fb = f(b)
-  for (let k = 0; k < 40; k++) {
-    if (fa > fb) {
-      hi = b
-      b = a
-      fb = fa
-      a = hi - r * (hi - lo)
-      fa = f(a)
-    } else {
-      lo = a
-      a = b
-      fa = fb
-      b = lo + r * (hi - lo)
-      fb = f(b)
-    }
-  }
-  return (lo + hi) / 2
+  const lo = LOG_GRID_MIN + (index - 1) * GRID_STEP
+  const hi = LOG_GRID_MIN + (index + 1) * GRID_STEP
+  const bracket = goldenSectionMax(f, lo, hi, 40)
+  return (bracket.low + bracket.high) / 2
 }
 
 /** A page's posterior: its scheduling estimate, and the gamma law with the posterior's mean and variance. */

@@ -26,6 +26,7 @@
  * ln Δ; a shape is kept only when it beats Poisson by `evidenceNats`. Profiles add across pages that share
  * a shape but not a rate (a host, the fleet): `pooledShape` decides from the sum.
  */
+import { goldenSectionMax } from '../numbers.ts'
 
 /** The shapes the fit chooses among, besides Poisson (β = ∞), smallest first. */
 export const BLIND_SHAPE_GRID: readonly number[] = Object.freeze([0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 8, 13, 20])
@@ -80,8 +81,6 @@ export function blindLogLikelihood(points: readonly BlindIntervals[], changesPer
   return total
 }
 
-const GOLDEN = (Math.sqrt(5) - 1) / 2
-
 /** max over u = ln Δ in [low, high] of the log-likelihood at shape β, by golden-section search. */
 function profileRate(
   points: readonly BlindIntervals[],
@@ -102,30 +101,14 @@ function profileRate(
       bestU = u
     }
   }
-  let a = Math.max(low, bestU - (high - low) / steps)
-  let b = Math.min(high, bestU + (high - low) / steps)
-  let x1 = b - GOLDEN * (b - a)
-  let x2 = a + GOLDEN * (b - a)
-  let f1 = f(x1)
-  let f2 = f(x2)
-  for (let k = 0; k < 40 && b - a > 1e-7; k++) {
-    if (f1 >= f2) {
-      b = x2
-      x2 = x1
-      f2 = f1
-      x1 = b - GOLDEN * (b - a)
-      f1 = f(x1)
-    } else {
-      a = x1
-      x1 = x2
-      f1 = f2
-      x2 = a + GOLDEN * (b - a)
-      f2 = f(x2)
-    }
-  }
-  const u = f1 >= f2 ? x1 : x2
-  const value = Math.max(f1, f2)
-  return value >= bestValue ? { value, u } : { value: bestValue, u: bestU }
+  const peak = goldenSectionMax(
+    f,
+    Math.max(low, bestU - (high - low) / steps),
+    Math.min(high, bestU + (high - low) / steps),
+    40,
+    1e-7,
+  )
+  return peak.value >= bestValue ? { value: peak.value, u: peak.x } : { value: bestValue, u: bestU }
 }
 
 interface BlindShapeProfile {
