@@ -79,9 +79,27 @@ export function failureWaitDays(options: {
   return Math.max(wait, retryAfter)
 }
 
-/** When a gone page is fetched again (epoch ms), or null when gone pages are never fetched again. */
-export function goneRecheckAtMs(crawledAtMs: number, outcomes: Settings['outcomes']): number | null {
-  return outcomes.goneRecheckDays > 0 ? crawledAtMs + outcomes.goneRecheckDays * MS_PER_DAY : null
+/** The longest wait between two rechecks of a page out of the budget, in days (unless goneRecheckDays is longer). */
+const RECHECK_MAX_DAYS = 365
+
+/**
+ * When a page out of the budget (gone or redirected) is fetched again (epoch ms), or null when such pages are
+ * never fetched again (goneRecheckDays 0). The first recheck comes goneRecheckDays after the crawl that took
+ * the page out (`previousCrawledAtMs` null); each recheck that finds it still out, whatever it answered, waits
+ * twice as long as the time since the crawl before, up to the larger of RECHECK_MAX_DAYS and goneRecheckDays:
+ * a page that stays dead costs a handful of fetches a year, and one that was taken out by mistake is found
+ * again within goneRecheckDays.
+ */
+export function recheckAtMs(
+  crawledAtMs: number,
+  previousCrawledAtMs: number | null,
+  outcomes: Settings['outcomes'],
+): number | null {
+  const first = outcomes.goneRecheckDays
+  if (first <= 0) return null
+  const sinceDays = previousCrawledAtMs === null ? 0 : Math.max(0, crawledAtMs - previousCrawledAtMs) / MS_PER_DAY
+  const waitDays = Math.min(Math.max(first, 2 * sinceDays), Math.max(RECHECK_MAX_DAYS, first))
+  return crawledAtMs + waitDays * MS_PER_DAY
 }
 
 /** What one batch of reports says about one host. */

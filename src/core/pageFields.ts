@@ -26,7 +26,7 @@
  * - `active`: fetched normally;
  * - `failing`: its latest fetches failed (404, 5xx, timeouts…): retried with backoff;
  * - `gone`: answered 404 or 410 too often: left out of the budget and fetched again only rarely;
- * - `redirected`: answered 301 or 308: its target is crawled instead, and it is not scheduled.
+ * - `redirected`: answered 301 or 308: its target is crawled instead; left out of the budget and fetched again only rarely.
  * A gone, failing or redirected page that answers 2xx again is active again.
  */
 export const PAGE_STATUSES = ['active', 'failing', 'gone', 'redirected'] as const

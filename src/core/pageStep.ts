@@ -25,7 +25,7 @@ import {
 } from '../math/estimators/index.ts'
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
-import { failureWaitDays, fetchKindOf, goneRecheckAtMs, type FetchError, type FetchKind } from './fetchOutcomes.ts'
+import { failureWaitDays, fetchKindOf, recheckAtMs, type FetchError, type FetchKind } from './fetchOutcomes.ts'
 import {
   PROBE_MIN_INTERVAL_DAYS,
   allIntervalsChanged,
@@ -204,9 +204,9 @@ const LATE_WITHOUT_CHANGE_INFORMATION =
  * page whose every interval changed and their paybacks). The page is active again.
  *
  * Failures judge no interval (the open interval continues to the next success) and are never change
- * information: 404 and 410 back off steeply and end as gone (fetched again only every goneRecheckDays); 5xx,
+ * information: 404 and 410 back off steeply and end as gone (rechecked rarely, recheckAtMs); 5xx,
  * timeouts and network errors retry with a doubling wait; 429 waits for its Retry-After. A 301 or 308 marks
- * the page redirected (not scheduled) and names the target to register. A late crawl changes the counters
+ * the page redirected (rechecked as a gone page is) and names the target to register. A late crawl changes the counters
  * only (the ingest replays the page's history to fold it in), and is rejected, as it would be in order, when it
  * is content without change information after the page's first crawl. Returns a new state; the input is not modified.
  */
@@ -382,6 +382,11 @@ function failedOrElsewhere(
   ctx: StepContext,
 ): PageState {
   const { outcomes } = ctx.settings
+  // A page out of the budget (gone or redirected) stays out whatever its recheck answers, a temporary redirect
+  // (a common soft 404), a 5xx or a timeout included, and is rechecked with a wait that grows per recheck; only
+  // a 2xx or 304 brings it back.
+  const wasOut = page.status === 'gone' || page.status === 'redirected'
+  const recheckAt = recheckAtMs(crawl.crawledAtMs, wasOut ? page.lastCrawledAtMs : null, outcomes)
   if (fetch === 'movedPermanently') {
     return {
       ...next,
@@ -389,16 +394,20 @@ function failedOrElsewhere(
       redirectTo: crawl.redirectTo,
       consecutiveFailures: 0,
       crawlsPerDay: 0,
-      nextCrawlAtMs: null,
+      nextCrawlAtMs: recheckAt,
+    }
+  }
+  if (wasOut && fetch !== 'throttled' && fetch !== 'notFound' && fetch !== 'gone') {
+    return {
+      ...next,
+      consecutiveFailures: fetch === 'error' ? page.consecutiveFailures + 1 : page.consecutiveFailures,
+      crawlsPerDay: 0,
+      nextCrawlAtMs: recheckAt,
     }
   }
   const rate = pageRate(page, ctx)
   const periodDays = rate > 0 ? 1 / rate : Infinity
   if (fetch === 'neutral') {
-    // A gone page that answers a temporary redirect (a common soft 404) stays gone and is rechecked as gone
-    // pages are: its rate of 0 would otherwise leave it without a due time for good.
-    if (page.status === 'gone')
-      return { ...next, crawlsPerDay: 0, nextCrawlAtMs: goneRecheckAtMs(crawl.crawledAtMs, outcomes) }
     return {
       ...next,
       crawlsPerDay: rate,
@@ -420,14 +429,15 @@ function failedOrElsewhere(
   const dead =
     (fetch === 'notFound' && failures >= outcomes.goneAfterNotFound) ||
     (fetch === 'gone' && failures >= outcomes.goneAfterGone)
-  if (dead || page.status === 'gone') {
-    // A gone page that fails again stays gone: only a 2xx brings it back.
+  if (dead || wasOut) {
+    // A gone (or redirected) page that answers 404 or 410 is gone: only a 2xx or 304 brings it back.
     return {
       ...next,
       status: 'gone',
+      redirectTo: null,
       consecutiveFailures: failures,
       crawlsPerDay: 0,
-      nextCrawlAtMs: goneRecheckAtMs(crawl.crawledAtMs, outcomes),
+      nextCrawlAtMs: recheckAt,
     }
   }
   const kind = fetch === 'notFound' || fetch === 'gone' ? fetch : 'error'

@@ -77,7 +77,9 @@ const settingsShape = {
         .number()
         .min(0)
         .max(3650)
-        .describe('A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again.'),
+        .describe(
+          'A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again.',
+        ),
       retryAfterErrorSeconds: z
         .number()
         .min(1)

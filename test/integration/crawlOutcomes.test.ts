@@ -50,12 +50,81 @@ test('a 301 with redirectTo registers the target with the importance of the sour
     const source = await page(t, 'https://old.example/a')
     assert.equal(source.status, 'redirected')
     assert.equal(source.redirectTo, 'https://new.example/a')
-    assert.equal(source.dueAt, null)
+    assert.equal(source.dueAt, iso(T0 + 31 * MS_PER_DAY), 'rechecked after goneRecheckDays')
     const target = await page(t, 'https://new.example/a')
     assert.equal(target.importance, 7)
-    t.clock.advanceMs(30 * MS_PER_DAY)
+    t.clock.advanceMs(10 * MS_PER_DAY)
     const urls = (await lease(t)).pages.map((p: { url: string }) => p.url)
     assert.deepEqual(urls, ['https://new.example/a'])
+  }))
+
+/** The days from `fromMs` to a page's dueAt. */
+const dueInDays = (p: { dueAt: string | null }, fromMs: number) =>
+  p.dueAt === null ? null : (Date.parse(p.dueAt) - fromMs) / MS_PER_DAY
+
+test('a gone page is rechecked with a wait that doubles per recheck whatever it answers, up to a year; a 2xx brings it back', () =>
+  withApp(async (t) => {
+    const url = 'https://dead.example/soft404'
+    await call(t, 'PUT', '/v1/pages', { pages: [{ url }] })
+    await report(t, [{ url, crawledAt: iso(T0), contentHash: 'a' }])
+    t.clock.advanceMs(MS_PER_DAY)
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), httpStatus: 410 }])
+    assert.equal(dueInDays(await page(t, url), t.clock.nowMs()), 30)
+    // The issue's repro: 410, then a 302 on the recheck; then a 5xx, a timeout, a 410 again, a 302.
+    const answers: Record<string, unknown>[] = [
+      { httpStatus: 302 },
+      { httpStatus: 503 },
+      { fetchError: 'timeout' },
+      { httpStatus: 410 },
+      { httpStatus: 302 },
+    ]
+    const waits: number[] = []
+    for (const answer of answers) {
+      const before = await page(t, url)
+      t.clock.advanceMs(Date.parse(before.dueAt) - t.clock.nowMs())
+      await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), ...answer }])
+      const after = await page(t, url)
+      assert.equal(after.status, 'gone', JSON.stringify(answer))
+      assert.equal(after.crawlsPerDay, 0)
+      waits.push(dueInDays(after, t.clock.nowMs())!)
+    }
+    assert.deepEqual(waits, [60, 120, 240, 365, 365])
+    t.clock.advanceMs(365 * MS_PER_DAY)
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), httpStatus: 200, contentHash: 'b' }])
+    const back = await page(t, url)
+    assert.equal(back.status, 'active')
+    assert.ok(back.crawlsPerDay > 0)
+    assert.ok(dueInDays(back, t.clock.nowMs())! <= 1 / back.crawlsPerDay + 1e-6, 'back on its normal schedule')
+  }))
+
+test('a redirected page is rechecked with a growing wait and comes back when the redirect is removed', () =>
+  withApp(async (t) => {
+    const url = 'https://moved.example/a'
+    await call(t, 'PUT', '/v1/pages', { pages: [{ url }] })
+    await report(t, [{ url, crawledAt: iso(T0), contentHash: 'a' }])
+    t.clock.advanceMs(MS_PER_DAY)
+    const moved = { httpStatus: 301, redirectTo: 'https://moved.example/b' }
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), ...moved }])
+    assert.equal(dueInDays(await page(t, url), t.clock.nowMs()), 30)
+    for (const [answer, wait] of [
+      [moved, 60],
+      [{ httpStatus: 307 }, 120],
+      [{ httpStatus: 500 }, 240],
+    ] as const) {
+      t.clock.advanceMs(Date.parse((await page(t, url)).dueAt) - t.clock.nowMs())
+      assert.ok((await lease(t, { hosts: ['moved.example'] })).pages.some((p: { url: string }) => p.url === url))
+      await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), ...answer }])
+      const after = await page(t, url)
+      assert.equal(after.status, 'redirected')
+      assert.equal(after.redirectTo, 'https://moved.example/b')
+      assert.equal(dueInDays(after, t.clock.nowMs()), wait)
+    }
+    t.clock.advanceMs(240 * MS_PER_DAY)
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), httpStatus: 200, contentHash: 'b' }])
+    const back = await page(t, url)
+    assert.equal(back.status, 'active')
+    assert.equal(back.redirectTo, null)
+    assert.ok(back.crawlsPerDay > 0)
   }))
 
 test('a gone page is out of the leases and the budget until it is due for its recheck', () =>

@@ -862,7 +862,7 @@ export interface components {
             /** @description The lease holding the page, if any (an expired one until the next lease call returns it). */
             lease: components["schemas"]["Lease"] | null;
             /**
-             * @description active: fetched normally; failing: its latest fetches failed, retried with backoff; gone: 404/410 too often, out of the budget and fetched again only every outcomes.goneRecheckDays; redirected: answered 301/308, not scheduled (see redirectTo). A 2xx makes any page active again.
+             * @description active: fetched normally; failing: its latest fetches failed, retried with backoff; gone: 404/410 too often, out of the budget and rechecked after outcomes.goneRecheckDays, then twice as long after each recheck that finds it still out (at most a year); redirected: answered 301/308 (see redirectTo), out of the budget and rechecked as gone pages are. A 2xx makes any page active again.
              * @enum {string}
              */
             status: "active" | "failing" | "gone" | "redirected";
@@ -1018,7 +1018,7 @@ export interface components {
                 goneAfterNotFound: number;
                 /** @description Consecutive 410 answers after which a page is gone. */
                 goneAfterGone: number;
-                /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
+                /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
                 goneRecheckDays: number;
                 /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
                 retryAfterErrorSeconds: number;
@@ -1095,7 +1095,7 @@ export interface components {
                 goneAfterNotFound?: number;
                 /** @description Consecutive 410 answers after which a page is gone. */
                 goneAfterGone?: number;
-                /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
+                /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
                 goneRecheckDays?: number;
                 /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
                 retryAfterErrorSeconds?: number;

@@ -106,16 +106,19 @@ test('a 410 is gone at once by default; goneRecheckDays 0 never fetches it again
   )
 })
 
-test('a gone page that answers a temporary redirect on its recheck stays gone and is rechecked again', () => {
+test('a gone page that answers a temporary redirect on its recheck stays gone and is rechecked after twice the wait', () => {
   const page = establishedPage()
   const gone = run(page, { httpStatus: 410 }, page.lastCrawledAtMs! + MS_PER_DAY).page
+  const recheckDays = DEFAULT_SETTINGS.outcomes.goneRecheckDays
+  assert.equal(gone.nextCrawlAtMs! - gone.lastCrawledAtMs!, recheckDays * MS_PER_DAY)
   const recheck = run(gone, { httpStatus: 302 }, gone.nextCrawlAtMs!).page
   assert.equal(recheck.status, 'gone')
   assert.equal(recheck.crawlsPerDay, 0)
-  assert.equal(
-    recheck.nextCrawlAtMs! - recheck.lastCrawledAtMs!,
-    DEFAULT_SETTINGS.outcomes.goneRecheckDays * MS_PER_DAY,
-  )
+  assert.equal(recheck.nextCrawlAtMs! - recheck.lastCrawledAtMs!, 2 * recheckDays * MS_PER_DAY)
+  const never = run(page, { httpStatus: 410 }, page.lastCrawledAtMs! + MS_PER_DAY, {
+    outcomes: { ...DEFAULT_SETTINGS.outcomes, goneRecheckDays: 0 },
+  }).page
+  assert.equal(never.nextCrawlAtMs, null, 'goneRecheckDays 0: never again')
 })
 
 test('5xx, timeouts and network errors retry with a doubling wait, capped; a success resets them', () => {
@@ -156,13 +159,13 @@ test('429 waits for its Retry-After and is no failure of the page', () => {
   assert.equal(throttled.lastHttpStatus, 429)
 })
 
-test('301 with redirectTo: the page is redirected and not scheduled, and names its target; without redirectTo it says nothing', () => {
+test('301 with redirectTo: the page is redirected, rechecked only after goneRecheckDays, and names its target; without redirectTo it says nothing', () => {
   const page = establishedPage()
   const at = page.lastCrawledAtMs! + MS_PER_DAY
   const moved = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at)
   assert.equal(moved.page.status, 'redirected')
   assert.equal(moved.page.redirectTo, 'https://b.example/new')
-  assert.equal(moved.page.nextCrawlAtMs, null)
+  assert.equal(moved.page.nextCrawlAtMs, at + DEFAULT_SETTINGS.outcomes.goneRecheckDays * MS_PER_DAY)
   assert.equal(moved.page.crawlsPerDay, 0)
   assert.ok(moved.outcome.kind === 'inOrder' && moved.outcome.redirectTo === 'https://b.example/new')
   const notFollowed = run(page, { httpStatus: 301, redirectTo: 'https://b.example/new' }, at, {
