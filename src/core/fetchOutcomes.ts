@@ -55,6 +55,8 @@ export function failureWaitDays(options: {
   periodDays: number
   retryAfterSeconds: number | null
   outcomes: Settings['outcomes']
+  /** The page is out of the budget (isOutOfBudget): an error's wait grows on, up to RECHECK_MAX_DAYS. */
+  outOfBudget?: boolean
 }): number {
   const { outcomes } = options
   const first = outcomes.retryAfterErrorSeconds / SECONDS_PER_DAY
@@ -70,10 +72,10 @@ export function failureWaitDays(options: {
     if (options.retryAfterSeconds !== null) return options.retryAfterSeconds / SECONDS_PER_DAY
     wait = Math.min(options.periodDays, first)
   } else {
-    wait = Math.min(
-      first * 2 ** (k - 1),
-      Math.max(outcomes.maxRetryIntervalDays, Number.isFinite(options.periodDays) ? options.periodDays : 0),
-    )
+    const capDays = options.outOfBudget
+      ? RECHECK_MAX_DAYS
+      : Math.max(outcomes.maxRetryIntervalDays, Number.isFinite(options.periodDays) ? options.periodDays : 0)
+    wait = Math.min(first * 2 ** (k - 1), capDays)
   }
   const retryAfter = options.retryAfterSeconds === null ? 0 : options.retryAfterSeconds / SECONDS_PER_DAY
   return Math.max(wait, retryAfter)
@@ -81,6 +83,26 @@ export function failureWaitDays(options: {
 
 /** The longest wait between two rechecks of a page out of the budget, in days (unless goneRecheckDays is longer). */
 const RECHECK_MAX_DAYS = 365
+
+/**
+ * A page whose fetches failed this many times in a row (5xx, timeouts, DNS and other network errors) leaves the
+ * budget. With the default retry waits (300 s doubling, up to a day for a page crawled daily or more often) that
+ * is about five days of failures; a page crawled more rarely, whose waits grow up to its period, takes longer.
+ */
+export const FAILING_OUT_AFTER_FAILURES = 12
+
+/**
+ * Is the page out of the budget (the optimiser gives it rate 0, it is only rechecked)? Gone and redirected
+ * pages, and failing pages after FAILING_OUT_AFTER_FAILURES failures in a row. The optimiser's SQL
+ * (store/optimizerRepo.ts, minimumCrawlsPerDayNeeded) says the same.
+ */
+export function isOutOfBudget(page: { status: string; consecutiveFailures: number }): boolean {
+  return (
+    page.status === 'gone' ||
+    page.status === 'redirected' ||
+    (page.status === 'failing' && page.consecutiveFailures >= FAILING_OUT_AFTER_FAILURES)
+  )
+}
 
 /**
  * When a page out of the budget (gone or redirected) is fetched again (epoch ms), or null when such pages are

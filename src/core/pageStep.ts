@@ -25,7 +25,14 @@ import {
 } from '../math/estimators/index.ts'
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
-import { failureWaitDays, fetchKindOf, recheckAtMs, type FetchError, type FetchKind } from './fetchOutcomes.ts'
+import {
+  failureWaitDays,
+  fetchKindOf,
+  isOutOfBudget,
+  recheckAtMs,
+  type FetchError,
+  type FetchKind,
+} from './fetchOutcomes.ts'
 import {
   PROBE_MIN_INTERVAL_DAYS,
   allIntervalsChanged,
@@ -359,11 +366,11 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
 }
 
 /**
- * The page's rate from the stored λ (docs/math.md 3.1, O(1)): 0 for a gone or redirected page (left out of
- * the budget), the floor for a noisy one.
+ * The page's rate from the stored λ (docs/math.md 3.1, O(1)): 0 for a page out of the budget (gone, redirected,
+ * or failing for long, isOutOfBudget), the floor for a noisy one.
  */
 function pageRate(page: PageState, ctx: StepContext): number {
-  if (page.status === 'gone' || page.status === 'redirected') return 0
+  if (isOutOfBudget(page)) return 0
   if (page.noisy) return pageBounds(page, ctx.settings).minCrawlsPerDay
   return crawlsPerDayFor(page, ctx.settings, lambdaForHost(ctx.optimizer, page.host), priorRateFor(ctx, page.host))
 }
@@ -407,6 +414,19 @@ function failedOrElsewhere(
   }
   const rate = pageRate(page, ctx)
   const periodDays = rate > 0 ? 1 / rate : Infinity
+  if (isOutOfBudget(page) && (fetch === 'neutral' || fetch === 'throttled')) {
+    // A page failing for long that answers a temporary redirect or a 429 stays out: due again after its
+    // current backoff (or the Retry-After, if longer).
+    const waitDays = failureWaitDays({
+      kind: 'error',
+      failures: page.consecutiveFailures,
+      periodDays,
+      retryAfterSeconds: crawl.retryAfterSeconds,
+      outcomes,
+      outOfBudget: true,
+    })
+    return { ...next, crawlsPerDay: 0, nextCrawlAtMs: crawl.crawledAtMs + waitDays * MS_PER_DAY }
+  }
   if (fetch === 'neutral') {
     return {
       ...next,
@@ -441,12 +461,21 @@ function failedOrElsewhere(
     }
   }
   const kind = fetch === 'notFound' || fetch === 'gone' ? fetch : 'error'
-  const waitDays = failureWaitDays({ kind, failures, periodDays, retryAfterSeconds: crawl.retryAfterSeconds, outcomes })
+  // Failing for long (5xx, timeouts, DNS): out of the budget, rechecked with a wait that keeps doubling.
+  const out = isOutOfBudget({ status: 'failing', consecutiveFailures: failures })
+  const waitDays = failureWaitDays({
+    kind,
+    failures,
+    periodDays,
+    retryAfterSeconds: crawl.retryAfterSeconds,
+    outcomes,
+    outOfBudget: out,
+  })
   return {
     ...next,
     status: 'failing',
     consecutiveFailures: failures,
-    crawlsPerDay: rate,
+    crawlsPerDay: out ? 0 : rate,
     nextCrawlAtMs: crawl.crawledAtMs + waitDays * MS_PER_DAY,
   }
 }
@@ -455,6 +484,7 @@ function failedOrElsewhere(
 export type RetimeInput = Pick<
   PageState,
   | 'status'
+  | 'consecutiveFailures'
   | 'noisy'
   | 'host'
   | 'importance'
@@ -486,8 +516,8 @@ type Retimed = Pick<PageState, 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs
  */
 export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeOptions = {}): Retimed {
   const { settings } = ctx
-  // A gone or redirected page is out of the budget, and a failing page's retry time is the backoff's.
-  if (page.status === 'gone' || page.status === 'redirected')
+  // A page out of the budget keeps rate 0, and a failing page's retry time is the backoff's.
+  if (isOutOfBudget(page))
     return { changesPerDay: page.changesPerDay, crawlsPerDay: 0, nextCrawlAtMs: page.nextCrawlAtMs }
   const changesPerDay =
     options.reestimate && page.estimator !== null

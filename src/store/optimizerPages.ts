@@ -7,6 +7,7 @@ import type pg from 'pg'
 import { decodeEstimatorState, SOLVER_MAX_CHANGES_PER_DAY, type RateEvidence } from '../math/estimators/index.ts'
 import { pageRateEvidence } from '../core/ratePriors.ts'
 import { pageBounds } from '../core/crawlTiming.ts'
+import { isOutOfBudget } from '../core/fetchOutcomes.ts'
 import type { PageStatus } from '../core/pageFields.ts'
 import type { RetimeInput } from '../core/pageStep.ts'
 import type { Settings } from '../core/settings.ts'
@@ -36,6 +37,7 @@ const TYPED_COLUMNS = [
   'lastMs',
   'nextMs',
   'intervals',
+  'consecutiveFailures',
   'versions',
 ] as const satisfies readonly (keyof Columns)[]
 type TypedColumn = (typeof TYPED_COLUMNS)[number]
@@ -61,6 +63,7 @@ class Columns {
   lastMs = new Float64Array(this.capacity)
   nextMs = new Float64Array(this.capacity)
   intervals = new Int32Array(this.capacity)
+  consecutiveFailures = new Int32Array(this.capacity)
   versions = new Float64Array(this.capacity)
   hosts: string[] = []
   statuses: PageStatus[] = []
@@ -83,6 +86,7 @@ class Columns {
     const nan = (x: number) => (Number.isNaN(x) ? null : x)
     return {
       status: this.statuses[i]!,
+      consecutiveFailures: this.consecutiveFailures[i]!,
       noisy: this.noisy[i]!,
       host: this.hosts[i]!,
       importance: this.importance[i]!,
@@ -203,8 +207,9 @@ function fillRow(
   )
   const status = chunk.status[j]!
   const noisy = chunk.noisy[j]!
-  // Gone and redirected pages are out of the budget; a noisy page stays at its floor.
-  const out = status === 'gone' || status === 'redirected'
+  // Gone, redirected and long-failing pages are out of the budget; a noisy page stays at its floor.
+  const consecutiveFailures = chunk.consecutiveFailures[j]!
+  const out = isOutOfBudget({ status, consecutiveFailures })
   cols.ids[i] = chunk.id[j]!
   cols.hosts[i] = host
   cols.statuses[i] = status
@@ -226,6 +231,7 @@ function fillRow(
   cols.lastMs[i] = chunk.lastCrawledAtMs[j] ?? Number.NaN
   cols.nextMs[i] = chunk.nextCrawlAtMs[j] ?? Number.NaN
   cols.intervals[i] = chunk.intervals[j]!
+  cols.consecutiveFailures[i] = consecutiveFailures
   cols.versions[i] = chunk.version[j]!
   let h = -1
   if (caps.has(host)) {

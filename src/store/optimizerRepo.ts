@@ -1,5 +1,6 @@
 import type { FleetPriors } from '../math/estimators/index.ts'
 import { clampTimestampMs } from '../core/timestamps.ts'
+import { FAILING_OUT_AFTER_FAILURES } from '../core/fetchOutcomes.ts'
 import type { PageFieldName, PageValue } from '../core/pageFields.ts'
 import { selectList } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
@@ -39,6 +40,7 @@ const OPTIMIZER_FIELDS = [
   /** The page's version when read (migrations/0007): the write-back applies only while it still holds. */
   'version',
   'status',
+  'consecutiveFailures',
   'noisy',
   /** β of the fitted age law (null: Poisson) and its rate ratio (migrations/0012; docs/math.md 3.5). */
   'ageShape',
@@ -240,13 +242,15 @@ export async function recentOptimizerRuns(q: Queryable, limit: number): Promise<
 
 /**
  * The crawls per day the pages' lower bounds need together, with `defaultMinCrawlsPerDay` for pages without
- * their own (core/crawlTiming.ts, pageBounds). Gone and redirected pages are out of the budget and need none.
+ * their own (core/crawlTiming.ts, pageBounds). Pages out of the budget (core/fetchOutcomes.ts, isOutOfBudget) need none.
  */
 export async function minimumCrawlsPerDayNeeded(q: Queryable, defaultMinCrawlsPerDay: number): Promise<number> {
   const { rows } = await q.query<{ needed: number }>(
     `SELECT coalesce(sum(coalesce(min_crawls_per_day, $1::float8)), 0)::float8 AS needed
-       FROM pages WHERE status NOT IN ('gone', 'redirected')`,
-    [defaultMinCrawlsPerDay],
+       FROM pages
+      WHERE status NOT IN ('gone', 'redirected')
+        AND NOT (status = 'failing' AND consecutive_failures >= $2)`,
+    [defaultMinCrawlsPerDay, FAILING_OUT_AFTER_FAILURES],
   )
   return rows[0]!.needed
 }

@@ -97,6 +97,54 @@ test('a gone page is rechecked with a wait that doubles per recheck whatever it 
     assert.ok(dueInDays(back, t.clock.nowMs())! <= 1 / back.crawlsPerDay + 1e-6, 'back on its normal schedule')
   }))
 
+test('a page failing for long (5xx, DNS, timeouts) leaves the budget, is rechecked with a growing wait, and comes back when it answers', () =>
+  withApp(async (t) => {
+    const url = 'https://down.example/p'
+    await call(t, 'PUT', '/v1/pages', { pages: [{ url }, { url: 'https://up.example/q' }] })
+    await report(t, [
+      { url, crawledAt: iso(T0), contentHash: 'a' },
+      { url: 'https://up.example/q', crawledAt: iso(T0), contentHash: 'a' },
+    ])
+    t.clock.advanceMs(MS_PER_DAY)
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), contentHash: 'a' }])
+    const answers: Record<string, unknown>[] = [{ httpStatus: 503 }, { fetchError: 'dns' }, { fetchError: 'timeout' }]
+    const waits: number[] = []
+    let outAfter: number | null = null
+    for (let k = 1; k <= 18; k++) {
+      t.clock.advanceMs(Date.parse((await page(t, url)).dueAt) - t.clock.nowMs())
+      await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), ...answers[k % answers.length] }])
+      const after = await page(t, url)
+      assert.equal(after.status, 'failing')
+      assert.equal(after.consecutiveFailures, k)
+      assert.notEqual(after.dueAt, null, 'always rechecked')
+      waits.push(dueInDays(after, t.clock.nowMs())!)
+      if (after.crawlsPerDay === 0) outAfter ??= k
+      else assert.equal(outAfter, null, 'once out, it stays out while it fails')
+    }
+    assert.ok(outAfter !== null && outAfter >= 10 && outAfter <= 14, `out of the budget after ${outAfter} failures`)
+    const failingDays = (t.clock.nowMs() - T0) / MS_PER_DAY
+    for (let k = 1; k < waits.length; k++) assert.ok(waits[k]! >= waits[k - 1]!, `the wait never shrinks: ${waits}`)
+    assert.ok(waits.at(-1)! > 100, `rechecked rarely in the end: ${waits}`)
+    assert.ok(waits.at(-1)! <= 365)
+    const run = (await call(t, 'POST', '/v1/optimize')).body
+    assert.equal(run.pagesCrawled, 1, 'only the page that answers gets a rate')
+    assert.equal((await page(t, url)).crawlsPerDay, 0)
+    assert.ok(failingDays > 5)
+    // A temporary redirect on a recheck keeps it out, still with a due time.
+    t.clock.advanceMs(Date.parse((await page(t, url)).dueAt) - t.clock.nowMs())
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), httpStatus: 302 }])
+    assert.equal((await page(t, url)).crawlsPerDay, 0)
+    assert.notEqual((await page(t, url)).dueAt, null)
+    t.clock.advanceMs(Date.parse((await page(t, url)).dueAt) - t.clock.nowMs())
+    await report(t, [{ url, crawledAt: iso(t.clock.nowMs()), contentHash: 'a' }])
+    const back = await page(t, url)
+    assert.equal(back.status, 'active')
+    assert.equal(back.consecutiveFailures, 0)
+    assert.ok(back.crawlsPerDay > 0)
+    assert.ok(dueInDays(back, t.clock.nowMs())! <= 1 / back.crawlsPerDay + 1e-6, 'back on its normal schedule')
+    assert.equal((await call(t, 'POST', '/v1/optimize')).body.pagesCrawled, 2)
+  }))
+
 test('a redirected page is rechecked with a growing wait and comes back when the redirect is removed', () =>
   withApp(async (t) => {
     const url = 'https://moved.example/a'

@@ -862,7 +862,7 @@ export interface components {
             /** @description The lease holding the page, if any (an expired one until the next lease call returns it). */
             lease: components["schemas"]["Lease"] | null;
             /**
-             * @description active: fetched normally; failing: its latest fetches failed, retried with backoff; gone: 404/410 too often, out of the budget and rechecked after outcomes.goneRecheckDays, then twice as long after each recheck that finds it still out (at most a year); redirected: answered 301/308 (see redirectTo), out of the budget and rechecked as gone pages are. A 2xx makes any page active again.
+             * @description active: fetched normally; failing: its latest fetches failed, retried with backoff (after 12 in a row out of the budget, rechecked with a wait that keeps doubling, at most a year); gone: 404/410 too often, out of the budget and rechecked after outcomes.goneRecheckDays, then twice as long after each recheck that finds it still out (at most a year); redirected: answered 301/308 (see redirectTo), out of the budget and rechecked as gone pages are. A 2xx makes any page active again.
              * @enum {string}
              */
             status: "active" | "failing" | "gone" | "redirected";

@@ -16,6 +16,7 @@ import {
   type PageState,
 } from '../../../src/core/pageStep.ts'
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/core/settings.ts'
+import { FAILING_OUT_AFTER_FAILURES } from '../../../src/core/fetchOutcomes.ts'
 
 const T0 = Date.UTC(2026, 10, 1)
 
@@ -125,7 +126,7 @@ test('5xx, timeouts and network errors retry with a doubling wait, capped; a suc
   let page = establishedPage()
   let at = page.lastCrawledAtMs! + MS_PER_DAY
   const waits: number[] = []
-  for (let k = 0; k < 12; k++) {
+  for (let k = 0; k < FAILING_OUT_AFTER_FAILURES - 1; k++) {
     page = run(page, k % 2 === 0 ? { httpStatus: 503 } : { httpStatus: null, fetchError: 'timeout' }, at).page
     waits.push(page.nextCrawlAtMs! - at)
     at = page.nextCrawlAtMs!
@@ -137,16 +138,26 @@ test('5xx, timeouts and network errors retry with a doubling wait, capped; a suc
   const cap = Math.max(DEFAULT_SETTINGS.outcomes.maxRetryIntervalDays, 1 / page.crawlsPerDay!) * MS_PER_DAY
   assert.ok(Math.abs(waits.at(-1)! - cap) < 1, `capped at ${cap}: ${waits.at(-1)}`)
   assert.equal(page.status, 'failing')
-  assert.equal(page.consecutiveFailures, 12)
+  assert.equal(page.consecutiveFailures, FAILING_OUT_AFTER_FAILURES - 1)
+  assert.ok(page.crawlsPerDay! > 0, 'still in the budget')
   // A Retry-After longer than the backoff wins.
-  const withRetryAfter = run(page, { httpStatus: 503, retryAfterSeconds: 3 * 86_400 }, at).page
-  assert.equal(withRetryAfter.nextCrawlAtMs! - at, 3 * MS_PER_DAY)
+  const withRetryAfter = run(page, { httpStatus: 503, retryAfterSeconds: 10 * 86_400 }, at).page
+  assert.equal(withRetryAfter.nextCrawlAtMs! - at, 10 * MS_PER_DAY)
   const ok = run(page, { httpStatus: 200, changed: false }, at).page
   assert.equal(ok.status, 'active')
   assert.equal(ok.consecutiveFailures, 0)
   assert.equal(ok.lastSuccessAtMs, at)
   // The retry time of a failing page is the backoff's: a solve does not move it.
   assert.equal(retimePage(page, context(at, {}, 0.5)).nextCrawlAtMs, page.nextCrawlAtMs)
+  // One more failure takes it out of the budget; the wait doubles on past the cap, up to a year.
+  const out = run(page, { httpStatus: null, fetchError: 'dns' }, at).page
+  assert.equal(out.status, 'failing')
+  assert.equal(out.crawlsPerDay, 0)
+  assert.equal(out.nextCrawlAtMs! - at, first * 2 ** (FAILING_OUT_AFTER_FAILURES - 1))
+  assert.equal(retimePage(out, context(at, {}, 0.5)).crawlsPerDay, 0, 'a solve leaves it out')
+  const back = run(out, { httpStatus: 200, changed: false }, out.nextCrawlAtMs!).page
+  assert.equal(back.status, 'active')
+  assert.ok(back.crawlsPerDay! > 0)
 })
 
 test('429 waits for its Retry-After and is no failure of the page', () => {
