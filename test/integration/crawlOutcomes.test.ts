@@ -414,3 +414,54 @@ test('a host answering 429 without Retry-After gets no more than a handful of 42
     }
     assert.ok(throttled <= urls.length + 15, `${throttled} 429s in a day`)
   }))
+
+/**
+ * A crawler that leases every `pollMs` and fetches at once, for `days` days, against a host that allows one
+ * request per 10 minutes and answers 429 (with `retryAfterSeconds` when given) to the others. Returns the 429s
+ * of each day and the successful fetches.
+ */
+async function rateLimitedHost(t: TestApp, retryAfterSeconds: number | null, days: number) {
+  const urls = Array.from({ length: 20 }, (_, i) => `https://limited.example/${i}`)
+  await call(t, 'PUT', '/v1/pages', { pages: urls.map((url) => ({ url })) })
+  const pollMs = 2 * 60_000
+  const allowEveryMs = 10 * 60_000
+  let lastAllowedMs = -Infinity
+  const throttledPerDay = Array.from({ length: days }, () => 0)
+  let fetched = 0
+  for (let poll = 0; poll < (days * MS_PER_DAY) / pollMs; poll++) {
+    t.clock.advanceMs(pollMs)
+    const grant = await lease(t)
+    if (grant.pages.length === 0) continue
+    const nowMs = t.clock.nowMs()
+    const day = Math.floor((nowMs - T0) / MS_PER_DAY)
+    const observations = grant.pages.map((p: { url: string }, i: number) => {
+      const crawledAtMs = nowMs + i
+      if (crawledAtMs - lastAllowedMs >= allowEveryMs) {
+        lastAllowedMs = crawledAtMs
+        fetched++
+        return { url: p.url, crawledAt: iso(crawledAtMs), leaseId: grant.leaseId, httpStatus: 200, contentHash: 'same' }
+      }
+      if (day < days) throttledPerDay[day]!++
+      return {
+        url: p.url,
+        crawledAt: iso(crawledAtMs),
+        leaseId: grant.leaseId,
+        httpStatus: 429,
+        ...(retryAfterSeconds === null ? {} : { retryAfterSeconds }),
+      }
+    })
+    await report(t, observations)
+  }
+  return { throttledPerDay, fetched }
+}
+
+for (const retryAfterSeconds of [null, 600]) {
+  test(`a host that allows one request per 10 minutes (429${retryAfterSeconds === null ? ' without' : ' with'} Retry-After) gets a handful of 429s a day after the first, and is still crawled every day`, (c) =>
+    withApp(async (t) => {
+      const days = 3
+      const { throttledPerDay, fetched } = await rateLimitedHost(t, retryAfterSeconds, days)
+      c.diagnostic(`429s per day: ${throttledPerDay.join(', ')}; successful fetches: ${fetched}`)
+      for (const n of throttledPerDay.slice(1)) assert.ok(n <= 5, `429s per day: ${throttledPerDay}`)
+      assert.ok(fetched >= days, `the host is crawled every day: ${fetched} fetches in ${days} days`)
+    }))
+}
