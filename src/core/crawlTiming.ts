@@ -99,6 +99,9 @@ export function explorationIntervalDays(pages: number | null, settings: Settings
  *   `explorationIntervalDays` (the interval an even split of the budget gives every page), so every
  *   page gets an estimate of its own;
  * - a page whose every interval saw a change is probed after half its shortest interval (see above).
+ * Exploration never comes sooner than the page's cap allows (1 / maxCrawlsPerDay days). A probe may: it
+ * shortens one interval and its payback lengthens the next, so the page's rate stays within its bounds, and
+ * only short probes tell a page that changes on every fetch (noise) from a fast one.
  */
 export function earlyCrawlIntervalDays(page: {
   intervals: number
@@ -107,13 +110,17 @@ export function earlyCrawlIntervalDays(page: {
   shortestChangedIntervalDays: number | null
   crawlsPerDay: number
   minCrawlsPerDay: number
+  /** The page's cap (pageBounds; +∞ without one). */
+  maxCrawlsPerDay: number
   /** Pages / budget, in days; null when unknown (no optimiser run yet). */
   explorationIntervalDays: number | null
 }): number | null {
   const periodDays = page.crawlsPerDay > 0 ? 1 / page.crawlsPerDay : Infinity
+  const capDays = page.maxCrawlsPerDay > 0 ? 1 / page.maxCrawlsPerDay : Infinity
   if (page.intervals === 0) {
-    const explore = page.explorationIntervalDays
-    return explore !== null && explore > 0 && explore < periodDays ? explore : null
+    if (page.explorationIntervalDays === null || !(page.explorationIntervalDays > 0)) return null
+    const explore = Math.max(page.explorationIntervalDays, capDays)
+    return explore < periodDays ? explore : null
   }
   if (!allIntervalsChanged(page) || page.shortestChangedIntervalDays === null) return null
   if (!(page.crawlsPerDay > page.minCrawlsPerDay)) return null

@@ -339,7 +339,7 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
   }
 
   const crawlsPerDay = pageRate(next, ctx)
-  const { minCrawlsPerDay } = pageBounds(next, settings)
+  const { minCrawlsPerDay, maxCrawlsPerDay } = pageBounds(next, settings)
   const early = ctx.earlyCrawls !== false && !next.noisy
   next.crawlsPerDay = crawlsPerDay
   next.nextCrawlAtMs = nextCrawlAtMs({
@@ -357,6 +357,7 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
           ...schedulingHistory(next.estimator ?? emptyEstimatorState(), settings.estimator),
           crawlsPerDay,
           minCrawlsPerDay,
+          maxCrawlsPerDay,
           explorationIntervalDays: ctx.explorationIntervalDays,
         })
       : null,

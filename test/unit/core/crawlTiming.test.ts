@@ -24,6 +24,7 @@ const page = (over: Partial<Parameters<typeof earlyCrawlIntervalDays>[0]> = {}) 
   shortestChangedIntervalDays: 1,
   crawlsPerDay: 0.5,
   minCrawlsPerDay: 0.01,
+  maxCrawlsPerDay: Number.POSITIVE_INFINITY,
   explorationIntervalDays: 1,
   ...over,
 })
@@ -41,6 +42,13 @@ test('a page crawled once is explored after pages/budget days when its rate woul
   assert.equal(
     earlyCrawlIntervalDays(page({ intervals: 0, changes: 0, crawlsPerDay: 0.01, explorationIntervalDays: null })),
     null,
+  )
+  assert.equal(
+    earlyCrawlIntervalDays(
+      page({ intervals: 0, changes: 0, crawlsPerDay: 0.01, maxCrawlsPerDay: 1 / 20, explorationIntervalDays: 12 }),
+    ),
+    20,
+    'never sooner than the page cap allows',
   )
   assert.equal(explorationIntervalDays(2000, { ...DEFAULT_SETTINGS, budgetCrawlsPerDay: 500 }), 4)
   assert.equal(explorationIntervalDays(null, DEFAULT_SETTINGS), null)
