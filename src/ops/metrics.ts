@@ -74,7 +74,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   for (const result of OBSERVATION_RESULTS) observations.labels(result).inc(0)
   const fetches = new Counter({
     name: 'recrawl_fetches_total',
-    help: 'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; none: reported without a status).',
+    help: 'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; error: a fetchError, no HTTP answer (timeout, DNS, connection, TLS); none: reported with neither). Failures: 1xx, 4xx, 5xx and error.',
     labelNames: ['status_class'] as const,
     registers,
   })
@@ -226,7 +226,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       const rejected = new Set(result.rejected.map((r) => r.index))
       const byClass = zeroStatusClassCounts()
       items.forEach((item, index) => {
-        if (!rejected.has(index)) byClass[statusClassOf(item.httpStatus)]++
+        if (!rejected.has(index)) byClass[statusClassOf(item.httpStatus, item.fetchError)]++
       })
       for (const c of STATUS_CLASSES) fetches.labels(c).inc(byClass[c])
       observations.labels('accepted').inc(result.accepted)

@@ -25,6 +25,7 @@ import {
   type CrawlActivityRow,
   type HistogramBins,
 } from '../store/statsRepo.ts'
+import { FETCH_ERRORS, type FetchError } from '../core/fetchOutcomes.ts'
 import { statusClassCountsSchema, statusClassOf, zeroStatusClassCounts } from './fetchStatus.ts'
 
 const rateHistogramSchema = z.object({
@@ -141,14 +142,18 @@ export const statsDetailsSchema = z.object({
     .array(
       z.object({
         host: z.string(),
-        httpStatus: z.number().int(),
-        fetches: z.number().int().describe('Stored crawls of the host with this status in the window.'),
+        httpStatus: z.number().int().nullable().describe('The failed status; null for a fetch without an HTTP answer.'),
+        fetchError: z
+          .enum(FETCH_ERRORS)
+          .nullable()
+          .describe('Why the fetch got no HTTP answer; null when it got a status.'),
+        fetches: z.number().int().describe('Stored crawls of the host with this status or fetch error in the window.'),
         pages: z.number().int().describe('Distinct pages among them.'),
         lastCrawledAt: z.string(),
       }),
     )
     .describe(
-      'Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows).',
+      'Failed fetches (a reported status outside 200…399, or a fetchError: no HTTP answer) in the window by host and status or fetch error, most first (at most 20 rows).',
     ),
 })
 
@@ -222,7 +227,7 @@ function hourlyActivity(
     if (!hour) continue
     hour.crawls += r.crawls
     hour.changes += r.changes
-    hour.fetchesByStatusClass[statusClassOf(r.httpStatus)] += r.crawls
+    hour.fetchesByStatusClass[statusClassOf(r.httpStatus, r.fetchError)] += r.crawls
   }
   return [...byHour.values()]
 }
@@ -343,7 +348,11 @@ export function createStats(deps: StatsDeps): Stats {
         points: series.map(({ sampledAt, ...p }) => ({ at: sampledAt.toISOString(), ...p })),
       },
       crawlActivity: hourlyActivity(activity, fromMs, nowMs),
-      fetchFailures: failures.map((f) => ({ ...f, lastCrawledAt: f.lastCrawledAt.toISOString() })),
+      fetchFailures: failures.map((f) => ({
+        ...f,
+        fetchError: f.fetchError as FetchError | null,
+        lastCrawledAt: f.lastCrawledAt.toISOString(),
+      })),
     }
   }
 

@@ -448,7 +448,7 @@ describe('GET /v1/stats', () => {
     assert.deepEqual(s.counters, {
       observations: { accepted: 7, duplicate: 1, late: 1, rejected: 1 },
       // No crawl above reported a status: the 9 not rejected are all "none".
-      fetchesByStatusClass: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, none: 9 },
+      fetchesByStatusClass: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, error: 0, none: 9 },
       changesDetected: 2,
       leasesGranted: 7,
       leasesExpired: 4,
@@ -594,7 +594,7 @@ describe('recrawl_fetches_total', () => {
     const own = await metricsApp(ctx)
     const fresh = await scrape(own.app)
     assert.equal(fresh.get('recrawl_fetches_total')?.type, 'counter')
-    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'])
+    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'error', 'none'])
       assert.equal(counter(fresh, 'recrawl_fetches_total', { status_class: c }), 0, c)
 
     const P = 'https://f.example/p'
@@ -621,20 +621,21 @@ describe('recrawl_fetches_total', () => {
       { url: P, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 304 }, // duplicate (a retry)
       { url: Q, crawledAt: iso(T0 - 4 * MS_PER_HOUR), httpStatus: 502 }, // late
       { url: P, crawledAt: iso(T0 - MS_PER_HOUR), httpStatus: 102, changed: true },
+      { url: P, crawledAt: iso(T0 - MS_PER_HOUR / 2), fetchError: 'timeout' }, // no HTTP answer: an error
     ])
     assert.deepEqual(
       { ...second, rejected: second.rejected.length },
-      { accepted: 1, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] },
+      { accepted: 2, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] },
     )
 
     const m = await scrape(own.app)
     const byClass = Object.fromEntries(
-      ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'].map((c) => [
+      ['1xx', '2xx', '3xx', '4xx', '5xx', 'error', 'none'].map((c) => [
         c,
         counter(m, 'recrawl_fetches_total', { status_class: c }),
       ]),
     )
-    assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, none: 1 })
+    assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, error: 1, none: 1 })
     // Every report not rejected is counted once, whatever ingest made of it.
     const notRejected = ['accepted', 'duplicate', 'late'].reduce(
       (n, result) => n + counter(m, 'recrawl_observations_total', { result })!,

@@ -1170,6 +1170,7 @@ export interface components {
                     "3xx": number;
                     "4xx": number;
                     "5xx": number;
+                    error: number;
                     none: number;
                 };
                 changesDetected: number;
@@ -1250,21 +1251,25 @@ export interface components {
                 hourStart: string;
                 crawls: number;
                 changes: number;
-                /** @description Crawl reports by the class of the httpStatus the crawler reported (none: reported without one); the status_class label of recrawl_fetches_total. */
+                /** @description Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total. */
                 fetchesByStatusClass: {
                     "1xx": number;
                     "2xx": number;
                     "3xx": number;
                     "4xx": number;
                     "5xx": number;
+                    error: number;
                     none: number;
                 };
             }[];
-            /** @description Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows). */
+            /** @description Failed fetches (a reported status outside 200…399, or a fetchError: no HTTP answer) in the window by host and status or fetch error, most first (at most 20 rows). */
             fetchFailures: {
                 host: string;
-                httpStatus: number;
-                /** @description Stored crawls of the host with this status in the window. */
+                /** @description The failed status; null for a fetch without an HTTP answer. */
+                httpStatus: number | null;
+                /** @description Why the fetch got no HTTP answer; null when it got a status. */
+                fetchError: ("timeout" | "dns" | "connection" | "tls" | "other") | null;
+                /** @description Stored crawls of the host with this status or fetch error in the window. */
                 fetches: number;
                 /** @description Distinct pages among them. */
                 pages: number;
