@@ -15,11 +15,29 @@ const INPUT_SUFFIX = 'Input'
 
 const BEARER_SECURITY = [{ bearer: [] as string[] }]
 
-/** package.json's version: the document's info.version. Read at run time (dist/ sits beside package.json too). */
-function packageVersion(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string }
-  return pkg.version
+interface PackageJson {
+  version: string
+  license: string
+  homepage: string
+  repository: { url: string }
 }
+
+/**
+ * package.json: its version is the document's info.version, its homepage the contact, its licence the
+ * licence, and its repository the base of every documentation link. Read at run time (dist/ sits
+ * beside package.json too).
+ */
+function packageJson(): PackageJson {
+  return createRequire(import.meta.url)('../../package.json') as PackageJson
+}
+
+/** Where the repository's files are read on the web: `git+https://host/x.git` → `https://host/x/blob/main/`. */
+function repositoryFilesUrl(pkg: PackageJson): string {
+  return `${pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '')}/blob/main/`
+}
+
+/** A repository-relative documentation link (docs/math.md) in a description, not already part of a URL. */
+const DOCS_LINK = /(?<![\w/.-])(docs\/[\w-]+\.md)/g
 
 const TAGS = [
   { name: 'pages', description: 'Register pages and read their estimates, rates, due times and history.' },
@@ -155,17 +173,123 @@ function documentComponents(
       .sort()
       .map((name) => [name, schemas[name]]),
   )
-  return { ...doc, components: { ...doc.components, schemas: sorted } } as ReturnType<typeof jsonSchemaTransformObject>
+  const finished = forGenerators({ ...doc, components: { ...doc.components, schemas: sorted } }, packageJson())
+  return finished as ReturnType<typeof jsonSchemaTransformObject>
+}
+
+type Operation = { requestBody?: unknown; parameters?: unknown; responses?: unknown }
+
+/** The names `roots` reference, and every name those reference in turn. */
+function closure(roots: Set<string>, schemas: Record<string, unknown>): Set<string> {
+  for (let frontier = [...roots]; frontier.length > 0;) {
+    const next: string[] = []
+    for (const name of frontier)
+      for (const found of referencedNames(schemas[name], new Set()))
+        if (!roots.has(found)) {
+          roots.add(found)
+          next.push(found)
+        }
+    frontier = next
+  }
+  return roots
+}
+
+/** `value` with every `additionalProperties: false` removed: a response may gain fields. */
+function openObjects(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(openObjects)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, child]) => !(key === 'additionalProperties' && child === false))
+      .map(([key, child]) => [key, openObjects(child)]),
+  )
+}
+
+/**
+ * A request object whose optional properties keep their default in words only: generators such as
+ * openapi-typescript turn a property with a `default` into a required one (it is always present in a
+ * response), so `POST /v1/leases {worker}` would not compile. The service applies the default.
+ */
+function requestDefaultsInWords(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema
+  const object = schema as { properties?: Record<string, Record<string, unknown>>; required?: string[] }
+  if (!object.properties) return schema
+  const properties = Object.fromEntries(
+    Object.entries(object.properties).map(([name, property]) => {
+      if (!('default' in property) || object.required?.includes(name)) return [name, property]
+      const { default: value, ...rest } = property
+      const said = `Default: ${JSON.stringify(value)}.`
+      return [name, { ...rest, description: rest.description ? `${String(rest.description)} ${said}` : said }]
+    }),
+  )
+  return { ...object, properties }
+}
+
+/** Every description with its repository-relative documentation links made absolute. */
+function absoluteDocsLinks(value: unknown, filesUrl: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => absoluteDocsLinks(item, filesUrl))
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, child]) => [
+      key,
+      key === 'description' && typeof child === 'string'
+        ? child.replace(DOCS_LINK, `${filesUrl}$1`)
+        : absoluteDocsLinks(child, filesUrl),
+    ]),
+  )
+}
+
+/**
+ * What third-party generators and validators need beyond the zod schemas: response schemas open to
+ * additive fields (requests stay strict where the API refuses unknown fields), request defaults that do
+ * not make fields required, and documentation links that resolve outside the repository.
+ */
+function forGenerators(doc: OpenApiObject, pkg: PackageJson): OpenApiObject {
+  const schemas = doc.components?.schemas ?? {}
+  const operations = Object.values((doc.paths ?? {}) as Record<string, Record<string, Operation>>).flatMap((item) =>
+    Object.values(item),
+  )
+  const requestSide = closure(
+    new Set(operations.flatMap((op) => [...referencedNames([op.requestBody, op.parameters], new Set())])),
+    schemas,
+  )
+  const responseSide = closure(
+    new Set(operations.flatMap((op) => [...referencedNames(op.responses, new Set())])),
+    schemas,
+  )
+  const components = Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      if (responseSide.has(name) && !requestSide.has(name)) return [name, openObjects(schema)]
+      if (requestSide.has(name) && !responseSide.has(name)) return [name, requestDefaultsInWords(schema)]
+      return [name, schema]
+    }),
+  )
+  const paths = Object.fromEntries(
+    Object.entries((doc.paths ?? {}) as Record<string, Record<string, Operation>>).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.responses === undefined ? op : { ...op, responses: openObjects(op.responses) },
+        ]),
+      ),
+    ]),
+  )
+  const opened = { ...doc, paths, components: { ...doc.components, schemas: components } }
+  return absoluteDocsLinks(opened, repositoryFilesUrl(pkg)) as OpenApiObject
 }
 
 /** The @fastify/swagger options: info, servers, tags and the bearer scheme; no global security requirement. */
 export function swaggerOptions(options: { simulatedClock: boolean }): FastifyDynamicSwaggerOptions {
+  const pkg = packageJson()
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'recrawl',
-        version: packageVersion(),
+        version: pkg.version,
+        contact: { name: 'recrawl', url: pkg.homepage },
+        license: { name: pkg.license, url: `${repositoryFilesUrl(pkg)}package.json` },
         description:
           'Crawl scheduler: crawlers report crawls, recrawl learns each page’s change rate online, solves a bandwidth-constrained freshness ' +
           'optimisation and hands out due pages. Rates are per day; timestamps RFC 3339; errors RFC 9457 problem+json. ' +

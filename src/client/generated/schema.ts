@@ -144,7 +144,7 @@ export interface paths {
         };
         /**
          * Every estimator the page history supports, with confidence intervals and the update distribution
-         * @description The online estimates from the page state, the exact MLE with its 95 % interval and exact moment matching from the stored history, the change-class probabilities, the local NHPP rate and the estimated age distribution of the update process (docs/math.md sections 1 and 2).
+         * @description The online estimates from the page state, the exact MLE with its 95 % interval and exact moment matching from the stored history, the change-class probabilities, the local NHPP rate and the estimated age distribution of the update process (https://github.com/recrawl/recrawl/blob/main/docs/math.md sections 1 and 2).
          */
         get: operations["getPageEstimates"];
         put?: never;
@@ -166,7 +166,7 @@ export interface paths {
         put?: never;
         /**
          * Report crawls in a batch
-         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
+         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2).
          */
         post: operations["postObservations"];
         delete?: never;
@@ -443,7 +443,7 @@ export interface components {
              * @enum {string}
              */
             source: "online" | "history";
-            /** @description docs/math.md section. */
+            /** @description https://github.com/recrawl/recrawl/blob/main/docs/math.md section. */
             section: string;
             note?: string;
         };
@@ -461,7 +461,7 @@ export interface components {
                 changesPerDay: number;
                 probability: number;
             }[];
-            /** @description Localised rates from power-law NHPP fits on windows of update points (docs/math.md 2.1). */
+            /** @description Localised rates from power-law NHPP fits on windows of update points (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.1). */
             localRate: {
                 /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
                 changesPerDay: number;
@@ -509,7 +509,7 @@ export interface components {
                     endChangesPerDay: number | null;
                 }[];
             } | null;
-            /** @description The update-interval distribution (docs/math.md 2.2); null with fewer than 10 crawls. */
+            /** @description The update-interval distribution (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2); null with fewer than 10 crawls. */
             updateDistribution: {
                 /**
                  * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
@@ -538,7 +538,7 @@ export interface components {
                 coefficientOfVariation: number | null;
                 /** @description What the data identify and what they do not. */
                 note: string;
-                /** @description Test of the Poisson hypothesis (docs/math.md 2.2). */
+                /** @description Test of the Poisson hypothesis (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2). */
                 poissonFit: {
                     /** @enum {string} */
                     verdict: "consistent-with-poisson" | "not-poisson" | "cannot-tell";
@@ -571,7 +571,7 @@ export interface components {
             } | null;
         };
         /**
-         * @description The change-rate estimator that drives scheduling (docs/math.md section 1).
+         * @description The change-rate estimator that drives scheduling (https://github.com/recrawl/recrawl/blob/main/docs/math.md section 1).
          * @enum {string}
          */
         EstimatorName: "naive" | "lln" | "sa" | "mle" | "mleAdaptive" | "momentMatching" | "choGm" | "lastModified";
@@ -598,7 +598,7 @@ export interface components {
         };
         /** @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given. */
         HostLimits: {
-            /** @description Cap on the host’s total crawl rate (docs/math.md 3.2); null or absent = none. */
+            /** @description Cap on the host’s total crawl rate (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.2); null or absent = none. */
             maxCrawlsPerDay?: number | null;
             /** @description Minimum time between two leased pages of the host; null or absent = none. */
             minDelaySeconds?: number | null;
@@ -630,10 +630,7 @@ export interface components {
         };
         /** @description A heartbeat: keep the pages of the lease for longer. */
         LeaseExtension: {
-            /**
-             * @description The lease now expires this long from now.
-             * @default 300
-             */
+            /** @description The lease now expires this long from now. Default: 300. */
             leaseSeconds?: number;
         };
         /** @description Due pages handed out under one lease. */
@@ -665,15 +662,9 @@ export interface components {
         LeaseRequest: {
             /** @description Name of the crawler taking the lease (shown on leased pages). */
             worker: string;
-            /**
-             * @description Most pages to hand out.
-             * @default 100
-             */
+            /** @description Most pages to hand out. Default: 100. */
             limit?: number;
-            /**
-             * @description Lease lifetime; unfinished pages return to the pool after it.
-             * @default 300
-             */
+            /** @description Lease lifetime; unfinished pages return to the pool after it. Default: 300. */
             leaseSeconds?: number;
             /** @description Only pages of these hosts. */
             hosts?: string[];
@@ -776,7 +767,7 @@ export interface components {
             lastModified?: string;
             /** @description HTTP ETag of the response (kept for a conditional request next time). */
             etag?: string;
-            /** @description HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (docs/api.md "Fetch outcomes"). */
+            /** @description HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
             httpStatus?: number;
             /**
              * @description The fetch got no HTTP answer: a timeout, DNS, connection, TLS or other error.
@@ -855,7 +846,7 @@ export interface components {
             crawlsPerDay: number | null;
             /** @description When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0). */
             nextCrawlAt: string | null;
-            /** @description When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (docs/math.md 3.6). */
+            /** @description When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.6). */
             dueAt: string | null;
             /** @description Expected fraction of time the stored copy is fresh at crawlsPerDay under the running schedule. */
             expectedFreshness: number | null;
@@ -878,7 +869,7 @@ export interface components {
             etag: string | null;
             /** @description Last-Modified of the latest successful fetch (If-Modified-Since). */
             lastModified: string | null;
-            /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
+            /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
             noisy: boolean;
         };
         /** @description Pages to register or update; any invalid item → 400 and nothing is written. */
@@ -971,12 +962,12 @@ export interface components {
             dueAt: string;
             crawlsPerDay: number | null;
         };
-        /** @description Operator settings, shared by every replica (docs/api.md "Settings"). */
+        /** @description Operator settings, shared by every replica (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Settings"). */
         Settings: {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay: number;
             /**
-             * @description Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
+             * @description Optimiser objective (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
              * @enum {string}
              */
             objective: "freshness" | "freshness-periodic" | "harmonic" | "freshness-renewal";
@@ -988,7 +979,7 @@ export interface components {
             estimator: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
             fleetPrior: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay: number;
@@ -1005,14 +996,14 @@ export interface components {
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages: boolean;
             lln: {
-                /** @description LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+                /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
                 alpha: ("1/k" | "1/sqrt(k)") | number;
             };
             sa: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3). */
+                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
                 gamma: number;
             };
-            /** @description What fetch outcomes do to a page (docs/api.md "Fetch outcomes"). */
+            /** @description What fetch outcomes do to a page (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
             outcomes: {
                 /** @description Consecutive 404 answers after which a page is gone. */
                 goneAfterNotFound: number;
@@ -1027,7 +1018,7 @@ export interface components {
                 /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
                 followRedirects: boolean;
             };
-            /** @description How a page URL is made canonical (docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
+            /** @description How a page URL is made canonical (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
             urls: {
                 /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
                 sortQueryParameters: boolean;
@@ -1054,7 +1045,7 @@ export interface components {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay?: number;
             /**
-             * @description Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
+             * @description Optimiser objective (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
              * @enum {string}
              */
             objective?: "freshness" | "freshness-periodic" | "harmonic" | "freshness-renewal";
@@ -1066,7 +1057,7 @@ export interface components {
             estimator?: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay?: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
             fleetPrior?: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay?: number;
@@ -1083,11 +1074,11 @@ export interface components {
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages?: boolean;
             lln?: {
-                /** @description LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+                /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
                 alpha?: ("1/k" | "1/sqrt(k)") | number;
             };
             sa?: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3). */
+                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
                 gamma?: number;
             };
             outcomes?: {
@@ -1132,7 +1123,7 @@ export interface components {
             pages: number;
             /** @description Pages under an unexpired lease. */
             pagesLeased: number;
-            /** @description Pages by status (docs/api.md "Fetch outcomes"). */
+            /** @description Pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
             pagesByStatus: {
                 active: number;
                 failing: number;
@@ -1145,7 +1136,7 @@ export interface components {
             pagesOverdue: number;
             /** @description How long the most overdue page has been due; 0 when none is. */
             oldestOverdueAgeSeconds: number;
-            /** @description Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages. */
+            /** @description Σμ·f(ρ)/Σμ of the current rates under the running schedule (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages. */
             expectedFreshness: number | null;
             /** @enum {string} */
             schedule: "periodic" | "poisson";
@@ -2765,7 +2756,7 @@ export interface operations {
                     "application/json": components["schemas"]["Settings"];
                 };
             };
-            /** @description Unknown key, bad value (docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed. */
+            /** @description Unknown key, bad value (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
