@@ -690,6 +690,24 @@ export interface components {
             /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
             ifModifiedSince: string | null;
         };
+        /** @description Not ready: a problem (application/problem+json), with the pending migrations when there are any. */
+        NotReady: {
+            /** @description A URI naming the problem kind. */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @description Every bad field, for invalid input. */
+            errors?: {
+                /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
+                path: string;
+                message: string;
+            }[];
+            /** @enum {string} */
+            database?: "postgres" | "embedded";
+            /** @description Migrations not yet applied (absent when the database could not be reached). */
+            pendingMigrations?: string[];
+        };
         /** @description One stored crawl of a page. */
         Observation: {
             /**
@@ -940,7 +958,7 @@ export interface components {
         /** @description Whether the database is reachable and fully migrated. */
         Readiness: {
             /** @enum {string} */
-            status: "ready" | "not ready";
+            status: "ready";
             /** @enum {string} */
             database: "postgres" | "embedded";
             /** @description Migrations not yet applied; the service is ready when there is none. */
@@ -1314,14 +1332,15 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem). */
+            /** @description Not ready: migrations are pending (pendingMigrations lists them), or the database is unreachable. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Readiness"];
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotReady"];
                 };
             };
         };
