@@ -122,6 +122,8 @@ export const leaseGrantSchema = z
 export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
   /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
   expiredReturned: number
+  /** The fleet-wide hand-out allowance after this lease: tokens left (pages that may go out now) and its capacity. */
+  allowance: { tokensLeft: number; capacity: number }
 }
 
 export const leaseReleaseSchema = z
@@ -179,6 +181,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)
+  const tokensLeft = Math.max(0, Math.min(allowance.capacity, available - pages.length))
   const explained =
     pages.length >= request.limit
       ? FULL_LEASE
@@ -204,6 +207,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       ifModifiedSince: p.serverLastModified === null ? null : httpDate(p.serverLastModified.getTime()),
     })),
     expiredReturned,
+    allowance: { tokensLeft, capacity: allowance.capacity },
   }
 }
 

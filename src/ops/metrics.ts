@@ -5,6 +5,7 @@ import type { IngestResult, ObservationReport } from '../domain/ingest.ts'
 import type { LeaseGrant } from '../domain/leases.ts'
 import type { OptimizeResult } from '../domain/optimize.ts'
 import { PAGE_STATUSES } from '../core/pageFields.ts'
+import { LEASE_LIMITS } from '../core/handOut.ts'
 import {
   STATUS_CLASSES,
   statusClassCountsSchema,
@@ -104,6 +105,28 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const leasesExpired = new Counter({
     name: 'recrawl_leases_expired_total',
     help: 'Leased pages whose lease expired unfinished and that returned to the pool.',
+    registers,
+  })
+  const shortLeases = new Counter({
+    name: 'recrawl_leases_short_total',
+    help: 'Leases that handed out fewer pages than asked, by reason (limitedBy): nothingDue, budgetAllowance (the budget held them back), pacedHosts, hostBackoff. A lease short for two reasons counts under both.',
+    labelNames: ['limited_by'] as const,
+    registers,
+  })
+  for (const reason of LEASE_LIMITS) shortLeases.labels(reason).inc(0)
+  const allowanceTokens = new Gauge({
+    name: 'recrawl_handout_allowance_tokens',
+    help: 'Pages the fleet-wide hand-out allowance (a token bucket filling at the budget) could still hand out, after the latest lease this replica served.',
+    registers,
+  })
+  const allowanceCapacity = new Gauge({
+    name: 'recrawl_handout_allowance_capacity_tokens',
+    help: 'Capacity of the fleet-wide hand-out allowance (the most it holds), as of the latest lease this replica served.',
+    registers,
+  })
+  const hostBackoffs = new Counter({
+    name: 'recrawl_host_backoffs_total',
+    help: 'Hosts paused by a backoff incident (a 429, a 503 without Retry-After, a run of timeouts) in reported batches.',
     registers,
   })
   const optimizerRuns = new Counter({
@@ -235,11 +258,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
       observations.labels('rejected').inc(result.rejected.length)
       changes.inc(result.changesDetected)
       pagesRegistered.inc(result.pagesRegistered)
+      hostBackoffs.inc(result.hostsBackedOff)
       for (const [status, n] of Object.entries(result.crawlsByPageStatus)) crawlsByPageStatus.labels(status).inc(n)
     },
     onLease(grant) {
       leasesGranted.inc(grant.pages.length)
       leasesExpired.inc(grant.expiredReturned)
+      for (const reason of grant.limitedBy) shortLeases.labels(reason).inc()
+      allowanceTokens.set(grant.allowance.tokensLeft)
+      allowanceCapacity.set(grant.allowance.capacity)
     },
     onOptimized(result) {
       optimizerRuns.inc()

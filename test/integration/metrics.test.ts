@@ -325,6 +325,51 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(counter(m, 'recrawl_oldest_overdue_age_seconds')! > 100 * 86_400)
   })
 
+  it('short leases by reason, the hand-out allowance after a lease, host backoffs', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    const reasons = new Map<string, number>()
+    const lease = async (limit: number) => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit } })
+      assert.equal(res.statusCode, 200, res.body)
+      const grant = res.json() as { pages: unknown[]; limitedBy: string[] }
+      for (const r of grant.limitedBy) reasons.set(r, (reasons.get(r) ?? 0) + 1)
+      return grant
+    }
+    const first = await lease(1)
+    const afterFirst = await scrape(t.app)
+    const tokensAfterFirst = counter(afterFirst, 'recrawl_handout_allowance_tokens')!
+    const capacity = counter(afterFirst, 'recrawl_handout_allowance_capacity_tokens')!
+    assert.equal(first.pages.length, 1)
+    assert.ok(
+      capacity > 0 && tokensAfterFirst >= 0 && tokensAfterFirst <= capacity,
+      `${tokensAfterFirst} / ${capacity}`,
+    )
+    // The clock stands still: no refill, so the second lease's pages come out of what the first left.
+    const second = await lease(1000)
+    assert.ok(second.limitedBy.length > 0, 'a lease of 1000 is short')
+    const m = await scrape(t.app)
+    assert.equal(counter(m, 'recrawl_handout_allowance_tokens'), Math.max(0, tokensAfterFirst - second.pages.length))
+    for (const reason of ['nothingDue', 'budgetAllowance', 'pacedHosts', 'hostBackoff'])
+      assert.equal(counter(m, 'recrawl_leases_short_total', { limited_by: reason }), reasons.get(reason) ?? 0, reason)
+    assert.equal(counter(m, 'recrawl_host_backoffs_total'), 0)
+
+    // A 429 without Retry-After is a backoff incident: its host is paused, once.
+    const now = t.clock.nowMs()
+    const post = await t.app.inject({
+      method: 'POST',
+      url: '/v1/observations',
+      payload: {
+        observations: [
+          { url: 'https://busy.example/a', crawledAt: iso(now - 60_000) },
+          { url: 'https://busy.example/a', crawledAt: iso(now - 30_000), httpStatus: 429 },
+        ],
+      },
+    })
+    assert.equal(post.statusCode, 200, post.body)
+    assert.equal(counter(await scrape(t.app), 'recrawl_host_backoffs_total'), 1)
+  })
+
   it('optimiser runs and their duration histogram', async (ctx) => {
     const t = await metricsApp(ctx)
     await reportKnownBatches(t)
