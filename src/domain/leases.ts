@@ -298,7 +298,8 @@ export const pagesReleaseSchema = z
               .optional()
               .describe('With retry: not before this long from now.'),
           })
-          .strict(),
+          .strict()
+          .meta({ id: 'PageRelease', description: 'One page given back, and why.' }),
       )
       .min(1)
       .max(1000),
@@ -310,7 +311,12 @@ export const pagesReleasedSchema = z
   .object({
     released: z.number().int().describe('Pages given back.'),
     notHeld: z
-      .array(z.object({ index: z.number().int(), reason: z.string() }))
+      .array(
+        z.object({ index: z.number().int(), reason: z.string() }).meta({
+          id: 'PageNotHeld',
+          description: 'An item of the release, by position, that the lease does not hold.',
+        }),
+      )
       .describe('Items the lease does not hold (any more).'),
   })
   .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })

@@ -13,9 +13,11 @@ export type StatusClass = (typeof STATUS_CLASSES)[number]
 /** A count per status class. */
 export const statusClassCountsSchema = z
   .object(Object.fromEntries(STATUS_CLASSES.map((c) => [c, z.number().int()])) as Record<StatusClass, z.ZodNumber>)
-  .describe(
-    'Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total.',
-  )
+  .meta({
+    id: 'FetchesByStatusClass',
+    description:
+      'Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total.',
+  })
 
 export type StatusClassCounts = z.infer<typeof statusClassCountsSchema>
 

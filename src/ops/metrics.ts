@@ -19,7 +19,9 @@ import { MS_PER_SECOND } from '../math/units.ts'
 /** Counter totals of this process (GET /v1/stats repeats them next to the snapshot). */
 export const counterTotalsSchema = z
   .object({
-    observations: z.object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() }),
+    observations: z
+      .object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() })
+      .meta({ id: 'ObservationCounts' }),
     fetchesByStatusClass: statusClassCountsSchema.describe(
       'recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class.',
     ),
@@ -28,7 +30,7 @@ export const counterTotalsSchema = z
     leasesExpired: z.number(),
     optimizerRuns: z.number(),
   })
-  .describe('Totals of the counters of /metrics since this replica started.')
+  .meta({ id: 'CounterTotals', description: 'Totals of the counters of /metrics since this replica started.' })
 
 type CounterTotals = z.infer<typeof counterTotalsSchema>
 

@@ -176,6 +176,41 @@ describe('openapi/openapi.json', () => {
     }
   })
 
+  it('names every object schema, leaves responses open to added fields and keeps request defaults optional', async () => {
+    const doc = (await generated()) as unknown as {
+      info: { contact?: { url?: string }; license?: { name?: string } }
+      paths: unknown
+      components: { schemas: Record<string, unknown> }
+    }
+    // The settings' nested groups (lln, sa, outcomes, urls) are the only inline objects left.
+    const SETTINGS_GROUPS = /^(Settings|SettingsPatch)\/properties\/(lln|sa|outcomes|urls)$/
+    const inline: string[] = []
+    const walk = (value: unknown, path: string, top: boolean): void => {
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}/${i}`, false))
+      else if (value !== null && typeof value === 'object') {
+        const o = value as Record<string, unknown>
+        if (!top && o.type === 'object' && o.properties && !SETTINGS_GROUPS.test(path)) inline.push(path)
+        for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`, false)
+      }
+    }
+    for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, name, true)
+    walk(doc.paths, 'paths', false)
+    assert.deepEqual(inline, [])
+    const closed = (name: string) =>
+      JSON.stringify(doc.components.schemas[name]).includes('"additionalProperties":false')
+    for (const name of ['LeaseGrant', 'Page', 'Stats', 'ObservationReceipt', 'Estimates'])
+      assert.ok(!closed(name), name)
+    for (const name of ['LeaseRequest', 'SettingsPatch', 'PageRegistration']) assert.ok(closed(name), name)
+    const lease = doc.components.schemas.LeaseRequest as { properties: Record<string, Record<string, unknown>> }
+    for (const field of ['limit', 'leaseSeconds']) {
+      assert.ok(!('default' in lease.properties[field]!), field)
+      assert.match(String(lease.properties[field]!.description), /Default: \d+\./, field)
+    }
+    assert.match(String(doc.info.contact?.url), /^https:\/\//)
+    assert.ok(doc.info.license?.name)
+    assert.ok(!/[^/\w]docs\/\w+\.md/.test(JSON.stringify(doc)), 'documentation links are absolute')
+  })
+
   it('names the shared shapes once, and every reference resolves (with the simulated clock routes too)', async () => {
     const simulated = await generated({ simulatedClock: true })
     assert.equal(simulated.paths['/v1/clock']?.get?.operationId, 'getClock')

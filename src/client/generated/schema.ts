@@ -415,6 +415,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgeCdfPoint: {
+            ageDays: number;
+            cdf: number;
+        };
+        CdfPoint: {
+            days: number;
+            cdf: number;
+        };
+        ChangeClass: {
+            name: string;
+            changesPerDay: number;
+            probability: number;
+        };
         /** @description The simulated time. */
         Clock: {
             /**
@@ -430,6 +443,22 @@ export interface components {
              * @description RFC 3339 time to move to; an earlier time than the current one changes nothing.
              */
             now: string;
+        };
+        /** @description Totals of the counters of /metrics since this replica started. */
+        CounterTotals: {
+            observations: components["schemas"]["ObservationCounts"];
+            /** @description recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class. */
+            fetchesByStatusClass: components["schemas"]["FetchesByStatusClass"];
+            changesDetected: number;
+            leasesGranted: number;
+            leasesExpired: number;
+            optimizerRuns: number;
+        };
+        CrawlActivityHour: {
+            hourStart: string;
+            crawls: number;
+            changes: number;
+            fetchesByStatusClass: components["schemas"]["FetchesByStatusClass"];
         };
         /** @description One estimator's change rate for a page. */
         Estimate: {
@@ -456,125 +485,45 @@ export interface components {
             /** @description Stored observations used by the history estimators (most recent first, capped). */
             historyObservations: number;
             estimators: components["schemas"]["Estimate"][];
-            changeClasses: {
-                name: string;
-                changesPerDay: number;
-                probability: number;
-            }[];
+            changeClasses: components["schemas"]["ChangeClass"][];
             /** @description Localised rates from power-law NHPP fits on windows of update points (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.1). */
-            localRate: {
-                /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
-                changesPerDay: number;
-                /** @enum {string} */
-                trend: "rising" | "falling" | "constant";
-                /** @description β̃ of the latest window (β̂ with 3 points or fewer). */
-                beta: number;
-                /** @description Update points in the latest window. */
-                points: number;
-                /**
-                 * @description Which estimate changesPerDay is.
-                 * @enum {string}
-                 */
-                model: "power-law" | "constant";
-                /**
-                 * Format: date-time
-                 * @description Start of the latest window.
-                 */
-                windowStart: string;
-                /** @description Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates. */
-                estimators: {
-                    /** @enum {string} */
-                    name: "mean" | "weibull" | "lambdaBar" | "duane" | "duaneCumulative";
-                    changesPerDay: number | null;
-                }[];
-                /** @description Windows of consistent trend over the whole history, oldest first (the last is the current one). */
-                windows: {
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 timestamp.
-                     */
-                    from: string;
-                    /**
-                     * Format: date-time
-                     * @description The window’s last update point.
-                     */
-                    to: string;
-                    points: number;
-                    /** @enum {string} */
-                    trend: "rising" | "falling" | "constant";
-                    beta: number;
-                    /** @description n over the window’s length. */
-                    meanChangesPerDay: number;
-                    /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
-                    endChangesPerDay: number | null;
-                }[];
-            } | null;
+            localRate: components["schemas"]["LocalRate"] | null;
             /** @description The update-interval distribution (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2); null with fewer than 10 crawls. */
-            updateDistribution: {
-                /**
-                 * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
-                 * @enum {string}
-                 */
-                method: "M2" | "M4" | "M6";
-                /** @description Why this method: the share of crawls with an age and the variation of the crawl intervals. */
-                reason: string;
-                /** @description G_U: the distribution of the content’s age at a random time. */
-                ageCdf: {
-                    ageDays: number;
-                    cdf: number;
-                }[];
-                /** @description F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0). */
-                intervalCdf: {
-                    intervalDays: number;
-                    cdf: number;
-                }[] | null;
-                /** @description Crawl interval Δ when G_U is known only at its multiples (M4). */
-                latticeDays: number | null;
-                /** @description 1/g_U(0); null when not identified. */
-                meanUpdateIntervalDays: number | null;
-                /** @description Upper bound of the mean update interval, x/G_U(x) at the first point. */
-                meanUpdateIntervalBoundDays: number | null;
-                /** @description CV of the update intervals, from E[A] = μE[U²]/2. */
-                coefficientOfVariation: number | null;
-                /** @description What the data identify and what they do not. */
-                note: string;
-                /** @description Test of the Poisson hypothesis (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2). */
-                poissonFit: {
-                    /** @enum {string} */
-                    verdict: "consistent-with-poisson" | "not-poisson" | "cannot-tell";
-                    /** @description The Poisson model’s rate estimate the curve is compared with. */
-                    changesPerDay: number | null;
-                    /** @description sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified. */
-                    distance: number | null;
-                    /** @description 95th percentile of the distance for Poisson pages with the same crawls. */
-                    distanceBand95: number | null;
-                    /** @description Parametric-bootstrap p-value of the distance. */
-                    pValue: number | null;
-                    /** @description not-poisson when pValue ≤ level. */
-                    level: number;
-                    bootstrapSamples: number;
-                    note: string;
-                };
-                /** @description M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples. */
-                comparisons: {
-                    /** @enum {string} */
-                    method: "M1" | "M3" | "M5";
-                    /** @enum {string} */
-                    estimates: "F_U" | "G_U";
-                    points: {
-                        days: number;
-                        cdf: number;
-                    }[];
-                    meanDays: number | null;
-                    note: string;
-                }[];
-            } | null;
+            updateDistribution: components["schemas"]["UpdateDistribution"] | null;
         };
         /**
          * @description The change-rate estimator that drives scheduling (https://github.com/recrawl/recrawl/blob/main/docs/math.md section 1).
          * @enum {string}
          */
         EstimatorName: "naive" | "lln" | "sa" | "mle" | "mleAdaptive" | "momentMatching" | "choGm" | "lastModified";
+        FetchFailure: {
+            host: string;
+            /** @description The failed status; null for a fetch without an HTTP answer. */
+            httpStatus: number | null;
+            /** @description Why the fetch got no HTTP answer; null when it got a status. */
+            fetchError: ("timeout" | "dns" | "connection" | "tls" | "other") | null;
+            /** @description Stored crawls of the host with this status or fetch error in the window. */
+            fetches: number;
+            /** @description Distinct pages among them. */
+            pages: number;
+            lastCrawledAt: string;
+        };
+        /** @description Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total. */
+        FetchesByStatusClass: {
+            "1xx": number;
+            "2xx": number;
+            "3xx": number;
+            "4xx": number;
+            "5xx": number;
+            error: number;
+            none: number;
+        };
+        /** @description One bad field of a request. */
+        FieldProblem: {
+            /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
+            path: string;
+            message: string;
+        };
         /** @description The process serves requests. */
         Health: {
             /** @constant */
@@ -606,6 +555,16 @@ export interface components {
         /** @description Every host with limits or pacing, by name. */
         HostList: {
             hosts: components["schemas"]["Host"][];
+        };
+        IntervalCdfPoint: {
+            intervalDays: number;
+            cdf: number;
+        };
+        /** @description An item of a batch, by position, and what happened to it. */
+        ItemNote: {
+            /** @description Position of the item in the batch. */
+            index: number;
+            reason: string;
         };
         /** @description The unexpired lease holding a page. */
         Lease: {
@@ -690,6 +649,35 @@ export interface components {
             /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
             ifModifiedSince: string | null;
         };
+        LocalRate: {
+            /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
+            changesPerDay: number;
+            /** @enum {string} */
+            trend: "rising" | "falling" | "constant";
+            /** @description β̃ of the latest window (β̂ with 3 points or fewer). */
+            beta: number;
+            /** @description Update points in the latest window. */
+            points: number;
+            /**
+             * @description Which estimate changesPerDay is.
+             * @enum {string}
+             */
+            model: "power-law" | "constant";
+            /**
+             * Format: date-time
+             * @description Start of the latest window.
+             */
+            windowStart: string;
+            /** @description Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates. */
+            estimators: components["schemas"]["LocalRateEstimate"][];
+            /** @description Windows of consistent trend over the whole history, oldest first (the last is the current one). */
+            windows: components["schemas"]["TrendWindow"][];
+        };
+        LocalRateEstimate: {
+            /** @enum {string} */
+            name: "mean" | "weibull" | "lambdaBar" | "duane" | "duaneCumulative";
+            changesPerDay: number | null;
+        };
         /** @description Not ready: a problem (application/problem+json), with the pending migrations when there are any. */
         NotReady: {
             /** @description A URI naming the problem kind. */
@@ -698,11 +686,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Every bad field, for invalid input. */
-            errors?: {
-                /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
-                path: string;
-                message: string;
-            }[];
+            errors?: components["schemas"]["FieldProblem"][];
             /** @enum {string} */
             database?: "postgres" | "embedded";
             /** @description Migrations not yet applied (absent when the database could not be reached). */
@@ -737,6 +721,12 @@ export interface components {
             /** @description At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied. */
             observations: components["schemas"]["ObservationReport"][];
         };
+        ObservationCounts: {
+            accepted: number;
+            duplicate: number;
+            late: number;
+            rejected: number;
+        };
         /** @description A page's observations, newest first, one response of a cursor listing. */
         ObservationList: {
             observations: components["schemas"]["Observation"][];
@@ -752,21 +742,13 @@ export interface components {
             /** @description Older than the page’s latest crawl: stored, and folded in by replaying the page’s history in crawl-time order. */
             late: number;
             /** @description Not stored. */
-            rejected: {
-                /** @description Position of the item in the batch. */
-                index: number;
-                reason: string;
-            }[];
+            rejected: components["schemas"]["ItemNote"][];
             /** @description Fields the service does not know, ignored (the items are applied): each name with the number of items that carried it. Only present when there were some. */
             unknownFields?: {
                 [key: string]: number;
             };
             /** @description Items stored and applied whose leaseId did not complete a lease on the page (malformed, unknown or already completed, expired, or the page was handed out again). The crawl is never lost because of its lease. */
-            leaseNotCompleted: {
-                /** @description Position of the item in the batch. */
-                index: number;
-                reason: string;
-            }[];
+            leaseNotCompleted: components["schemas"]["ItemNote"][];
         };
         /** @description One crawl of one page. Fields not listed here are ignored, and counted in the receipt’s unknownFields. */
         ObservationReport: {
@@ -816,6 +798,29 @@ export interface components {
             durationMs: number;
             /** @description Pages whose rate changed and were re-timed. */
             pagesRetimed: number;
+        };
+        OptimizerRunSummary: {
+            id: string;
+            startedAt: string;
+            durationMs: number;
+            trigger: string;
+            objective: string;
+            lambda: number | null;
+            pages: number;
+            pagesCrawled: number;
+            budgetCrawlsPerDay: number;
+            expectedFreshness: number | null;
+            pagesRetimed: number;
+        };
+        /** @description The stored multiplier λ and when it was solved. */
+        OptimizerState: {
+            lambda: number | null;
+            solvedAt: string | null;
+        };
+        OverdueHost: {
+            host: string;
+            pagesOverdue: number;
+            oldestOverdueAgeSeconds: number;
         };
         /** @description A paced host whose due pages wait for its turn. */
         PacedHost: {
@@ -906,6 +911,11 @@ export interface components {
             /** @description Pass as cursor for the next items; null at the end. */
             nextCursor: string | null;
         };
+        /** @description An item of the release, by position, that the lease does not hold. */
+        PageNotHeld: {
+            index: number;
+            reason: string;
+        };
         /** @description A page to register or update: importance and bounds replace the stored ones (absent = default). */
         PageRegistration: {
             /** @description Absolute http(s) URL. */
@@ -917,29 +927,54 @@ export interface components {
             /** @description The page’s own upper bound; null or absent = the settings’ maxCrawlsPerDay. */
             maxCrawlsPerDay?: number | null;
         };
+        /** @description One page given back, and why. */
+        PageRelease: {
+            /** @description Page id, as in the lease. */
+            id: string;
+            /**
+             * @description retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.
+             * @enum {string}
+             */
+            reason: "retry" | "skip";
+            /** @description With retry: not before this long from now. */
+            retryAfterSeconds?: number;
+        };
+        /** @description Pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
+        PagesByStatus: {
+            active: number;
+            failing: number;
+            gone: number;
+            redirected: number;
+            /** @description Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing. */
+            noisy: number;
+        };
         /** @description Pages of the lease given back without a crawl, each with a reason. */
         PagesRelease: {
-            pages: {
-                /** @description Page id, as in the lease. */
-                id: string;
-                /**
-                 * @description retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.
-                 * @enum {string}
-                 */
-                reason: "retry" | "skip";
-                /** @description With retry: not before this long from now. */
-                retryAfterSeconds?: number;
-            }[];
+            pages: components["schemas"]["PageRelease"][];
         };
         /** @description What giving pages back did. */
         PagesReleased: {
             /** @description Pages given back. */
             released: number;
             /** @description Items the lease does not hold (any more). */
-            notHeld: {
-                index: number;
-                reason: string;
-            }[];
+            notHeld: components["schemas"]["PageNotHeld"][];
+        };
+        /** @description Test of the Poisson hypothesis (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2). */
+        PoissonFit: {
+            /** @enum {string} */
+            verdict: "consistent-with-poisson" | "not-poisson" | "cannot-tell";
+            /** @description The Poisson model’s rate estimate the curve is compared with. */
+            changesPerDay: number | null;
+            /** @description sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified. */
+            distance: number | null;
+            /** @description 95th percentile of the distance for Poisson pages with the same crawls. */
+            distanceBand95: number | null;
+            /** @description Parametric-bootstrap p-value of the distance. */
+            pValue: number | null;
+            /** @description not-poisson when pValue ≤ level. */
+            level: number;
+            bootstrapSamples: number;
+            note: string;
         };
         /** @description RFC 9457 problem details, sent as application/problem+json. */
         Problem: {
@@ -949,11 +984,18 @@ export interface components {
             status: number;
             detail: string;
             /** @description Every bad field, for invalid input. */
-            errors?: {
-                /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
-                path: string;
-                message: string;
-            }[];
+            errors?: components["schemas"]["FieldProblem"][];
+        };
+        RateHistogram: {
+            /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
+            edgesPerDay: number[];
+            counts: number[];
+            /** @description Pages with a rate below the first edge (zeros included). */
+            below: number;
+            /** @description Pages with a rate at or above the last edge. */
+            above: number;
+            /** @description Pages without the rate. */
+            unknown: number;
         };
         /** @description Whether the database is reachable and fully migrated. */
         Readiness: {
@@ -1141,15 +1183,7 @@ export interface components {
             pages: number;
             /** @description Pages under an unexpired lease. */
             pagesLeased: number;
-            /** @description Pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
-            pagesByStatus: {
-                active: number;
-                failing: number;
-                gone: number;
-                redirected: number;
-                /** @description Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing. */
-                noisy: number;
-            };
+            pagesByStatus: components["schemas"]["PagesByStatus"];
             /** @description Due (dueAt ≤ now) and not under an unexpired lease. */
             pagesOverdue: number;
             /** @description How long the most overdue page has been due; 0 when none is. */
@@ -1164,126 +1198,96 @@ export interface components {
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
-            /** @description Totals of the counters of /metrics since this replica started. */
-            counters: {
-                observations: {
-                    accepted: number;
-                    duplicate: number;
-                    late: number;
-                    rejected: number;
-                };
-                /** @description recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class. */
-                fetchesByStatusClass: {
-                    "1xx": number;
-                    "2xx": number;
-                    "3xx": number;
-                    "4xx": number;
-                    "5xx": number;
-                    error: number;
-                    none: number;
-                };
-                changesDetected: number;
-                leasesGranted: number;
-                leasesExpired: number;
-                optimizerRuns: number;
-            };
+            counters: components["schemas"]["CounterTotals"];
             windowHours: number;
             /** @description Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock. */
             windowStart: string;
             /** @description End of the window (inclusive, RFC 3339): the service clock when the details were computed. */
             windowEnd: string;
-            /** @description The stored multiplier λ and when it was solved. */
-            optimizer: {
-                lambda: number | null;
-                solvedAt: string | null;
-            };
+            optimizer: components["schemas"]["OptimizerState"];
             /** @description Pages by estimated changesPerDay (log10 bins, 4 per decade). */
-            changeRateHistogram: {
-                /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
-                edgesPerDay: number[];
-                counts: number[];
-                /** @description Pages with a rate below the first edge (zeros included). */
-                below: number;
-                /** @description Pages with a rate at or above the last edge. */
-                above: number;
-                /** @description Pages without the rate. */
-                unknown: number;
-            };
+            changeRateHistogram: components["schemas"]["RateHistogram"];
             /** @description Pages by crawlsPerDay (log10 bins, 4 per decade). */
-            crawlRateHistogram: {
-                /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
-                edgesPerDay: number[];
-                counts: number[];
-                /** @description Pages with a rate below the first edge (zeros included). */
-                below: number;
-                /** @description Pages with a rate at or above the last edge. */
-                above: number;
-                /** @description Pages without the rate. */
-                unknown: number;
-            };
+            crawlRateHistogram: components["schemas"]["RateHistogram"];
             /** @description The latest optimiser runs, newest first. */
-            optimizerRuns: {
-                id: string;
-                startedAt: string;
-                durationMs: number;
-                trigger: string;
-                objective: string;
-                lambda: number | null;
-                pages: number;
-                pagesCrawled: number;
-                budgetCrawlsPerDay: number;
-                expectedFreshness: number | null;
-                pagesRetimed: number;
-            }[];
+            optimizerRuns: components["schemas"]["OptimizerRunSummary"][];
             /** @description Hosts with the most overdue pages. */
-            topOverdueHosts: {
-                host: string;
-                pagesOverdue: number;
-                oldestOverdueAgeSeconds: number;
-            }[];
-            /** @description Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window. */
-            series: {
-                bucketSeconds: number;
-                points: {
-                    at: string;
-                    pages: number;
-                    pagesOverdue: number;
-                    oldestOverdueAgeSeconds: number;
-                    expectedFreshness: number | null;
-                    budgetCrawlsPerDay: number;
-                    plannedCrawlsPerDay: number;
-                    crawlsPerDayLastHour: number;
-                }[];
-            };
+            topOverdueHosts: components["schemas"]["OverdueHost"][];
+            series: components["schemas"]["StatsSeries"];
             /** @description Every hour of the window by crawl time: crawls stored, changes detected among them and the crawls by reported HTTP status class, from the observation history (0 for hours without crawls). The first hour starts at or before windowStart and counts only crawls after it. */
-            crawlActivity: {
-                hourStart: string;
-                crawls: number;
-                changes: number;
-                /** @description Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total. */
-                fetchesByStatusClass: {
-                    "1xx": number;
-                    "2xx": number;
-                    "3xx": number;
-                    "4xx": number;
-                    "5xx": number;
-                    error: number;
-                    none: number;
-                };
-            }[];
+            crawlActivity: components["schemas"]["CrawlActivityHour"][];
             /** @description Failed fetches (a reported status outside 200…399, or a fetchError: no HTTP answer) in the window by host and status or fetch error, most first (at most 20 rows). */
-            fetchFailures: {
-                host: string;
-                /** @description The failed status; null for a fetch without an HTTP answer. */
-                httpStatus: number | null;
-                /** @description Why the fetch got no HTTP answer; null when it got a status. */
-                fetchError: ("timeout" | "dns" | "connection" | "tls" | "other") | null;
-                /** @description Stored crawls of the host with this status or fetch error in the window. */
-                fetches: number;
-                /** @description Distinct pages among them. */
-                pages: number;
-                lastCrawledAt: string;
-            }[];
+            fetchFailures: components["schemas"]["FetchFailure"][];
+        };
+        /** @description Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window. */
+        StatsSeries: {
+            bucketSeconds: number;
+            points: components["schemas"]["StatsSeriesPoint"][];
+        };
+        StatsSeriesPoint: {
+            at: string;
+            pages: number;
+            pagesOverdue: number;
+            oldestOverdueAgeSeconds: number;
+            expectedFreshness: number | null;
+            budgetCrawlsPerDay: number;
+            plannedCrawlsPerDay: number;
+            crawlsPerDayLastHour: number;
+        };
+        TrendWindow: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The window’s last update point.
+             */
+            to: string;
+            points: number;
+            /** @enum {string} */
+            trend: "rising" | "falling" | "constant";
+            beta: number;
+            /** @description n over the window’s length. */
+            meanChangesPerDay: number;
+            /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
+            endChangesPerDay: number | null;
+        };
+        UpdateDistribution: {
+            /**
+             * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
+             * @enum {string}
+             */
+            method: "M2" | "M4" | "M6";
+            /** @description Why this method: the share of crawls with an age and the variation of the crawl intervals. */
+            reason: string;
+            /** @description G_U: the distribution of the content’s age at a random time. */
+            ageCdf: components["schemas"]["AgeCdfPoint"][];
+            /** @description F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0). */
+            intervalCdf: components["schemas"]["IntervalCdfPoint"][] | null;
+            /** @description Crawl interval Δ when G_U is known only at its multiples (M4). */
+            latticeDays: number | null;
+            /** @description 1/g_U(0); null when not identified. */
+            meanUpdateIntervalDays: number | null;
+            /** @description Upper bound of the mean update interval, x/G_U(x) at the first point. */
+            meanUpdateIntervalBoundDays: number | null;
+            /** @description CV of the update intervals, from E[A] = μE[U²]/2. */
+            coefficientOfVariation: number | null;
+            /** @description What the data identify and what they do not. */
+            note: string;
+            poissonFit: components["schemas"]["PoissonFit"];
+            /** @description M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples. */
+            comparisons: components["schemas"]["UpdateDistributionComparison"][];
+        };
+        UpdateDistributionComparison: {
+            /** @enum {string} */
+            method: "M1" | "M3" | "M5";
+            /** @enum {string} */
+            estimates: "F_U" | "G_U";
+            points: components["schemas"]["CdfPoint"][];
+            meanDays: number | null;
+            note: string;
         };
     };
     responses: never;
