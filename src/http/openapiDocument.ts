@@ -101,7 +101,10 @@ function documentRoute(document: RouteDocument): ReturnType<typeof jsonSchemaTra
   return { ...result, schema }
 }
 
-type OpenApiObject = Record<string, unknown> & { paths?: unknown; components?: { schemas?: Record<string, unknown> } }
+type OpenApiObject = Record<string, unknown> & {
+  paths?: unknown
+  components?: { schemas?: Record<string, unknown>; responses?: Record<string, unknown> }
+}
 
 /** Every `#/components/schemas/…` name referenced from `value`. */
 function referencedNames(value: unknown, into: Set<string>): Set<string> {
@@ -276,7 +279,72 @@ function forGenerators(doc: OpenApiObject, pkg: PackageJson): OpenApiObject {
     ]),
   )
   const opened = { ...doc, paths, components: { ...doc.components, schemas: components } }
-  return absoluteDocsLinks(opened, repositoryFilesUrl(pkg)) as OpenApiObject
+  return sharedErrorResponses(absoluteDocsLinks(opened, repositoryFilesUrl(pkg)) as OpenApiObject)
+}
+
+/** Names of the shared error responses (components/responses), by status. */
+const ERROR_RESPONSE_NAMES: Record<string, string> = {
+  '400': 'InvalidInput',
+  '401': 'Unauthenticated',
+  '403': 'Forbidden',
+  '404': 'NotFound',
+  '409': 'Conflict',
+  '413': 'TooLarge',
+  '422': 'Unprocessable',
+  '429': 'RateLimited',
+  '500': 'InternalError',
+  '503': 'Unavailable',
+}
+
+/**
+ * The error response most routes share for a status (the same description, headers and problem body)
+ * declared once in components/responses and referenced, instead of repeated on every route; a route whose
+ * error says something of its own keeps it inline.
+ */
+function sharedErrorResponses(doc: OpenApiObject): OpenApiObject {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>
+  const counts = new Map<string, Map<string, number>>()
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        if (!(status in ERROR_RESPONSE_NAMES)) continue
+        const byBody = counts.get(status) ?? new Map<string, number>()
+        const key = JSON.stringify(response)
+        byBody.set(key, (byBody.get(key) ?? 0) + 1)
+        counts.set(status, byBody)
+      }
+  const shared = new Map<string, string>()
+  const responses: Record<string, unknown> = {}
+  for (const [status, byBody] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    const [key, n] = [...byBody].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]!
+    if (n < 2) continue
+    shared.set(status, key)
+    responses[ERROR_RESPONSE_NAMES[status]!] = JSON.parse(key) as unknown
+  }
+  const referenced = Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.responses === undefined
+            ? op
+            : {
+                ...op,
+                responses: Object.fromEntries(
+                  Object.entries(op.responses).map(([status, response]) => [
+                    status,
+                    shared.get(status) === JSON.stringify(response)
+                      ? { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]!}` }
+                      : response,
+                  ]),
+                ),
+              },
+        ]),
+      ),
+    ]),
+  )
+  return { ...doc, paths: referenced, components: { ...doc.components, responses } }
 }
 
 /** The @fastify/swagger options: info, servers, tags and the bearer scheme; no global security requirement. */

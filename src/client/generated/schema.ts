@@ -1290,7 +1290,164 @@ export interface components {
             note: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description Invalid input: errors lists every bad field; nothing was changed. */
+        InvalidInput: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No valid API key: missing, unknown or revoked. */
+        Unauthenticated: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key’s role does not allow this route. */
+        Forbidden: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No page with this id. */
+        NotFound: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
+        Conflict: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
+        TooLarge: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
+        Unprocessable: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
+        RateLimited: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Internal error; the service log has the request id. */
+        InternalError: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database is unavailable; nothing was changed, retry later. */
+        Unavailable: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -1395,102 +1552,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putPages: {
@@ -1521,147 +1588,15 @@ export interface operations {
                     "application/json": components["schemas"]["PageBatchResult"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPageByUrl: {
@@ -1706,38 +1641,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No page with this URL. */
             404: {
                 headers: {
@@ -1753,70 +1658,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPage: {
@@ -1846,132 +1691,14 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deletePage: {
@@ -1999,132 +1726,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPageObservations: {
@@ -2174,117 +1783,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPageEstimates: {
@@ -2314,132 +1819,14 @@ export interface operations {
                     "application/json": components["schemas"]["Estimates"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postObservations: {
@@ -2485,132 +1872,14 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -2637,117 +1906,13 @@ export interface operations {
                     "application/json": components["schemas"]["Settings"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     patchSettings: {
@@ -2794,53 +1959,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
             /** @description The budget is less than the pages’ minimum crawl rates need, or new URL rules would give two stored pages or host limits one name; nothing was changed. */
             422: {
                 headers: {
@@ -2856,55 +1977,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getClock: {
@@ -2931,117 +2006,13 @@ export interface operations {
                     "application/json": components["schemas"]["Clock"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     setClock: {
@@ -3087,117 +2058,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     takeLease: {
@@ -3228,117 +2095,13 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseGrant"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     releaseLease: {
@@ -3383,38 +2146,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
@@ -3430,70 +2163,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     extendLease: {
@@ -3542,38 +2215,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
@@ -3589,70 +2232,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     releaseLeasePages: {
@@ -3701,102 +2284,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSchedule: {
@@ -3843,102 +2336,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     runOptimizer: {
@@ -3965,53 +2368,9 @@ export interface operations {
                     "application/json": components["schemas"]["OptimizerRun"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description The pages’ lower bounds need more than the budget or a host’s cap, or the optimiser cannot represent the solution; nothing was changed. */
             422: {
                 headers: {
@@ -4027,55 +2386,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listHosts: {
@@ -4102,117 +2415,13 @@ export interface operations {
                     "application/json": components["schemas"]["HostList"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putHost: {
@@ -4246,147 +2455,15 @@ export interface operations {
                     "application/json": components["schemas"]["Host"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteHost: {
@@ -4429,38 +2506,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description The host has no limits. */
             404: {
                 headers: {
@@ -4476,70 +2523,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getMetrics: {
@@ -4604,102 +2591,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }
