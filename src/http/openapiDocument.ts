@@ -103,7 +103,11 @@ function documentRoute(document: RouteDocument): ReturnType<typeof jsonSchemaTra
 
 type OpenApiObject = Record<string, unknown> & {
   paths?: unknown
-  components?: { schemas?: Record<string, unknown>; responses?: Record<string, unknown> }
+  components?: {
+    schemas?: Record<string, unknown>
+    responses?: Record<string, unknown>
+    parameters?: Record<string, unknown>
+  }
 }
 
 /** Every `#/components/schemas/…` name referenced from `value`. */
@@ -344,7 +348,54 @@ function sharedErrorResponses(doc: OpenApiObject): OpenApiObject {
       ),
     ]),
   )
-  return { ...doc, paths: referenced, components: { ...doc.components, responses } }
+  return sharedParameters({ ...doc, paths: referenced, components: { ...doc.components, responses } })
+}
+
+/** A parameter's component name: its name and where it goes (`id` in the path → IdPath). */
+const parameterName = (p: { name: string; in: string }): string =>
+  `${p.name.charAt(0).toUpperCase()}${p.name.slice(1)}${p.in.charAt(0).toUpperCase()}${p.in.slice(1)}`
+
+/** Parameters that several routes declare alike (the page id, the lease id, limit), declared once and referenced. */
+function sharedParameters(doc: OpenApiObject): OpenApiObject {
+  type Parameter = { name: string; in: string }
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { parameters?: Parameter[] }>>
+  const counts = new Map<string, number>()
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const p of op.parameters ?? []) counts.set(JSON.stringify(p), (counts.get(JSON.stringify(p)) ?? 0) + 1)
+  const parameters: Record<string, unknown> = {}
+  const names = new Map<string, string>()
+  for (const [key, n] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    const name = parameterName(JSON.parse(key) as Parameter)
+    if (n < 2 || name in parameters) continue
+    parameters[name] = JSON.parse(key) as unknown
+    names.set(key, name)
+  }
+  const referenced = Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.parameters === undefined
+            ? op
+            : {
+                ...op,
+                parameters: op.parameters.map((p) => {
+                  const name = names.get(JSON.stringify(p))
+                  return name === undefined ? p : { $ref: `#/components/parameters/${name}` }
+                }),
+              },
+        ]),
+      ),
+    ]),
+  )
+  const sorted = Object.fromEntries(
+    Object.keys(parameters)
+      .sort()
+      .map((name) => [name, parameters[name]]),
+  )
+  return { ...doc, paths: referenced, components: { ...doc.components, parameters: sorted } }
 }
 
 /** The @fastify/swagger options: info, servers, tags and the bearer scheme; no global security requirement. */

@@ -28,10 +28,10 @@ const PROBLEM_REF = '#/components/schemas/Problem'
 /** The problem of /readyz's 503: a Problem with the pending migrations. */
 const NOT_READY_REF = '#/components/schemas/NotReady'
 
-/** The generated document, with the shared error responses (components/responses) resolved in place. */
+/** The generated document, with the shared error responses and parameters (components/responses, /parameters) resolved in place. */
 async function generated(options: { simulatedClock?: boolean } = {}): Promise<Document> {
   const doc = JSON.parse(await generateOpenApiJson(options)) as Document & {
-    components: { responses?: Record<string, Operation['responses'][string]> }
+    components: { responses?: Record<string, Operation['responses'][string]>; parameters?: Record<string, object> }
   }
   for (const methods of Object.values(doc.paths))
     for (const op of Object.values(methods))
@@ -42,6 +42,15 @@ async function generated(options: { simulatedClock?: boolean } = {}): Promise<Do
         assert.ok(shared, `${ref} resolves`)
         op.responses[status] = shared
       }
+  for (const methods of Object.values(doc.paths))
+    for (const op of Object.values(methods) as { parameters?: ({ $ref?: string } | object)[] }[])
+      op.parameters = op.parameters?.map((p) => {
+        const ref = (p as { $ref?: string }).$ref
+        if (ref === undefined) return p
+        const shared = doc.components.parameters?.[ref.replace('#/components/parameters/', '')]
+        assert.ok(shared, `${ref} resolves`)
+        return shared
+      })
   return doc
 }
 
@@ -226,6 +235,8 @@ describe('openapi/openapi.json', () => {
     const raw = await generateOpenApiJson()
     for (const name of ['Unauthenticated', 'Forbidden', 'RateLimited', 'InternalError', 'Unavailable'])
       assert.ok(raw.split(`"#/components/responses/${name}"`).length - 1 >= 10, name)
+    for (const name of ['IdPath', 'LeaseIdPath', 'LimitQuery'])
+      assert.ok(raw.split(`"#/components/parameters/${name}"`).length - 1 >= 2, name)
   })
 
   it('names the shared shapes once, and every reference resolves (with the simulated clock routes too)', async () => {

@@ -1448,7 +1448,16 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Host name as pages carry it (lower case, with a port when not the default). */
+        HostPath: string;
+        /** @description Page id, as returned in Page.id; an id that names no page is 404. */
+        IdPath: string;
+        /** @description leaseId from POST /v1/leases */
+        LeaseIdPath: string;
+        /** @description Items per response, default 100; values above 1000 are served as 1000. */
+        LimitQuery: number;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1514,7 +1523,7 @@ export interface operations {
                 /** @description nextCursor of the previous response. */
                 cursor?: string;
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
             };
             header?: never;
             path?: never;
@@ -1670,7 +1679,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -1707,7 +1716,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -1742,12 +1751,12 @@ export interface operations {
                 /** @description nextCursor of the previous response (an RFC 3339 crawl time). */
                 before?: string;
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
             };
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -1798,7 +1807,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -2110,7 +2119,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -2175,7 +2184,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -2244,7 +2253,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -2296,7 +2305,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description RFC 3339: only crawls due up to this time. */
                 until?: string;
             };
@@ -2430,7 +2439,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Host name as pages carry it (lower case, with a port when not the default). */
-                host: string;
+                host: components["parameters"]["HostPath"];
             };
             cookie?: never;
         };
@@ -2472,7 +2481,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Host name as pages carry it (lower case, with a port when not the default). */
-                host: string;
+                host: components["parameters"]["HostPath"];
             };
             cookie?: never;
         };
