@@ -204,14 +204,12 @@ describe('openapi/openapi.json', () => {
       paths: unknown
       components: { schemas: Record<string, unknown> }
     }
-    // The settings' nested groups (lln, sa, outcomes, urls) are the only inline objects left.
-    const SETTINGS_GROUPS = /^(Settings|SettingsPatch)\/properties\/(lln|sa|outcomes|urls)$/
     const inline: string[] = []
     const walk = (value: unknown, path: string, top: boolean): void => {
       if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}/${i}`, false))
       else if (value !== null && typeof value === 'object') {
         const o = value as Record<string, unknown>
-        if (!top && o.type === 'object' && o.properties && !SETTINGS_GROUPS.test(path)) inline.push(path)
+        if (!top && o.type === 'object' && o.properties) inline.push(path)
         for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`, false)
       }
     }

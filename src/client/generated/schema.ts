@@ -649,6 +649,16 @@ export interface components {
             /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
             ifModifiedSince: string | null;
         };
+        /** @description The LLN estimator’s step. */
+        LlnSettings: {
+            /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+            alpha: ("1/k" | "1/sqrt(k)") | number;
+        };
+        /** @description Any of the LLN settings. */
+        LlnSettingsPatch: {
+            /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+            alpha?: ("1/k" | "1/sqrt(k)") | number;
+        };
         LocalRate: {
             /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
             changesPerDay: number;
@@ -816,6 +826,36 @@ export interface components {
         OptimizerState: {
             lambda: number | null;
             solvedAt: string | null;
+        };
+        /** @description What fetch outcomes do to a page (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
+        OutcomeSettings: {
+            /** @description Consecutive 404 answers after which a page is gone. */
+            goneAfterNotFound: number;
+            /** @description Consecutive 410 answers after which a page is gone. */
+            goneAfterGone: number;
+            /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
+            goneRecheckDays: number;
+            /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
+            retryAfterErrorSeconds: number;
+            /** @description The retry wait stops growing at the larger of this and the page's period. */
+            maxRetryIntervalDays: number;
+            /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
+            followRedirects: boolean;
+        };
+        /** @description Any of the fetch-outcome settings, merged key by key. */
+        OutcomeSettingsPatch: {
+            /** @description Consecutive 404 answers after which a page is gone. */
+            goneAfterNotFound?: number;
+            /** @description Consecutive 410 answers after which a page is gone. */
+            goneAfterGone?: number;
+            /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
+            goneRecheckDays?: number;
+            /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
+            retryAfterErrorSeconds?: number;
+            /** @description The retry wait stops growing at the larger of this and the page's period. */
+            maxRetryIntervalDays?: number;
+            /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
+            followRedirects?: boolean;
         };
         OverdueHost: {
             host: string;
@@ -1006,6 +1046,16 @@ export interface components {
             /** @description Migrations not yet applied; the service is ready when there is none. */
             pendingMigrations: string[];
         };
+        /** @description The SA estimator’s step. */
+        SaSettings: {
+            /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
+            gamma: number;
+        };
+        /** @description Any of the SA settings. */
+        SaSettingsPatch: {
+            /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
+            gamma?: number;
+        };
         /** @description Upcoming crawls in due order. */
         Schedule: {
             items: components["schemas"]["ScheduledCrawl"][];
@@ -1055,50 +1105,10 @@ export interface components {
             handOutBurstHours: number;
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages: boolean;
-            lln: {
-                /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
-                alpha: ("1/k" | "1/sqrt(k)") | number;
-            };
-            sa: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
-                gamma: number;
-            };
-            /** @description What fetch outcomes do to a page (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
-            outcomes: {
-                /** @description Consecutive 404 answers after which a page is gone. */
-                goneAfterNotFound: number;
-                /** @description Consecutive 410 answers after which a page is gone. */
-                goneAfterGone: number;
-                /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
-                goneRecheckDays: number;
-                /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
-                retryAfterErrorSeconds: number;
-                /** @description The retry wait stops growing at the larger of this and the page's period. */
-                maxRetryIntervalDays: number;
-                /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
-                followRedirects: boolean;
-            };
-            /** @description How a page URL is made canonical (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
-            urls: {
-                /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
-                sortQueryParameters: boolean;
-                /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
-                dropQueryParameters: string[];
-                /** @description Drop a `?` with nothing after it. */
-                dropEmptyQuery: boolean;
-                /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
-                normalizePercentEncoding: boolean;
-                /** @description `example.com.` is `example.com`. */
-                dropTrailingDotInHost: boolean;
-                /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
-                dropWww: boolean;
-                /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
-                dropTrailingSlash: boolean;
-                /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
-                collapseSlashes: boolean;
-                /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
-                lowercasePath: boolean;
-            };
+            lln: components["schemas"]["LlnSettings"];
+            sa: components["schemas"]["SaSettings"];
+            outcomes: components["schemas"]["OutcomeSettings"];
+            urls: components["schemas"]["UrlRules"];
         };
         /** @description A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400. */
         SettingsPatch: {
@@ -1133,48 +1143,10 @@ export interface components {
             handOutBurstHours?: number;
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages?: boolean;
-            lln?: {
-                /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
-                alpha?: ("1/k" | "1/sqrt(k)") | number;
-            };
-            sa?: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
-                gamma?: number;
-            };
-            outcomes?: {
-                /** @description Consecutive 404 answers after which a page is gone. */
-                goneAfterNotFound?: number;
-                /** @description Consecutive 410 answers after which a page is gone. */
-                goneAfterGone?: number;
-                /** @description A gone page is fetched again after this many days (a 2xx brings it back); 0 = never again. */
-                goneRecheckDays?: number;
-                /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
-                retryAfterErrorSeconds?: number;
-                /** @description The retry wait stops growing at the larger of this and the page's period. */
-                maxRetryIntervalDays?: number;
-                /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
-                followRedirects?: boolean;
-            };
-            urls?: {
-                /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
-                sortQueryParameters?: boolean;
-                /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
-                dropQueryParameters?: string[];
-                /** @description Drop a `?` with nothing after it. */
-                dropEmptyQuery?: boolean;
-                /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
-                normalizePercentEncoding?: boolean;
-                /** @description `example.com.` is `example.com`. */
-                dropTrailingDotInHost?: boolean;
-                /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
-                dropWww?: boolean;
-                /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
-                dropTrailingSlash?: boolean;
-                /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
-                collapseSlashes?: boolean;
-                /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
-                lowercasePath?: boolean;
-            };
+            lln?: components["schemas"]["LlnSettingsPatch"];
+            sa?: components["schemas"]["SaSettingsPatch"];
+            outcomes?: components["schemas"]["OutcomeSettingsPatch"];
+            urls?: components["schemas"]["UrlRulesPatch"];
         };
         /** @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series. */
         Stats: {
@@ -1288,6 +1260,48 @@ export interface components {
             points: components["schemas"]["CdfPoint"][];
             meanDays: number | null;
             note: string;
+        };
+        /** @description How a page URL is made canonical (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
+        UrlRules: {
+            /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
+            sortQueryParameters: boolean;
+            /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
+            dropQueryParameters: string[];
+            /** @description Drop a `?` with nothing after it. */
+            dropEmptyQuery: boolean;
+            /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
+            normalizePercentEncoding: boolean;
+            /** @description `example.com.` is `example.com`. */
+            dropTrailingDotInHost: boolean;
+            /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
+            dropWww: boolean;
+            /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
+            dropTrailingSlash: boolean;
+            /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
+            collapseSlashes: boolean;
+            /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
+            lowercasePath: boolean;
+        };
+        /** @description Any of the URL rules, merged key by key. */
+        UrlRulesPatch: {
+            /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
+            sortQueryParameters?: boolean;
+            /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
+            dropQueryParameters?: string[];
+            /** @description Drop a `?` with nothing after it. */
+            dropEmptyQuery?: boolean;
+            /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
+            normalizePercentEncoding?: boolean;
+            /** @description `example.com.` is `example.com`. */
+            dropTrailingDotInHost?: boolean;
+            /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
+            dropWww?: boolean;
+            /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
+            dropTrailingSlash?: boolean;
+            /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
+            collapseSlashes?: boolean;
+            /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
+            lowercasePath?: boolean;
         };
     };
     responses: {
