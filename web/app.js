@@ -10,6 +10,7 @@ const COLORS = {
   red: '#d1495b',
   grey: '#8a8f98',
   purple: '#7b5ea7',
+  brown: '#8c564b',
 }
 
 const STATUS_CLASS_COLORS = {
@@ -17,9 +18,11 @@ const STATUS_CLASS_COLORS = {
   '3xx': COLORS.blue,
   '4xx': COLORS.orange,
   '5xx': COLORS.red,
+  error: COLORS.brown,
   none: COLORS.grey,
   '1xx': COLORS.purple,
 }
+const STATUS_CLASS_LABELS = { error: 'no answer (timeout, DNS, …)', none: 'no status' }
 const HOUR_S = 3600
 
 const $ = (id) => document.getElementById(id)
@@ -315,9 +318,12 @@ function histogramChart(id, noteId, histogram, unit) {
 
 // ---------------------------------------------------------------- overview
 
-/** Failed fetches of one hour: statuses outside 200…399 (no content seen). */
+/** Failed fetches of one hour: statuses outside 200…399 and fetches without an HTTP answer (no content seen). */
 const failedFetches = (a) =>
-  a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx']
+  a.fetchesByStatusClass['1xx'] +
+  a.fetchesByStatusClass['4xx'] +
+  a.fetchesByStatusClass['5xx'] +
+  a.fetchesByStatusClass.error
 
 function renderTiles(s) {
   const failed = s.crawlActivity.reduce((n, a) => n + failedFetches(a), 0)
@@ -415,7 +421,7 @@ function renderOverview(s) {
   )
 
   // Every class with a crawl in the window, in a fixed order; 2xx always, so the chart shows the crawls too.
-  const classes = ['2xx', '3xx', '4xx', '5xx', 'none', '1xx'].filter(
+  const classes = ['2xx', '3xx', '4xx', '5xx', 'error', 'none', '1xx'].filter(
     (c) => c === '2xx' || s.crawlActivity.some((a) => a.fetchesByStatusClass[c] > 0),
   )
   draw(
@@ -424,7 +430,7 @@ function renderOverview(s) {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
       axes: [timeAxis, { label: 'crawls per hour' }],
-      series: [timeSeries, ...classes.map((c) => hourly(c === 'none' ? 'no status' : c, STATUS_CLASS_COLORS[c]))],
+      series: [timeSeries, ...classes.map((c) => hourly(STATUS_CLASS_LABELS[c] ?? c, STATUS_CLASS_COLORS[c]))],
     },
     [
       s.crawlActivity.map((a) => hourX(a, fromS)),
@@ -472,9 +478,9 @@ function renderOverview(s) {
     s.fetchFailures.map((f) =>
       el(
         'tr',
-        { class: f.httpStatus >= 500 ? 'bad' : '' },
+        { class: f.httpStatus === null || f.httpStatus >= 500 ? 'bad' : '' },
         el('td', {}, f.host),
-        el('td', {}, String(f.httpStatus)),
+        el('td', {}, f.httpStatus === null ? f.fetchError : String(f.httpStatus)),
         el('td', {}, fmtNum(f.fetches)),
         el('td', {}, fmtNum(f.pages)),
         el('td', {}, fmtTime(f.lastCrawledAt)),

@@ -93,10 +93,12 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(observationReportS
 
 export type ObservationReport = z.infer<typeof observationReportSchema>
 
-const itemNoteSchema = z.object({
-  index: z.number().int().describe('Position of the item in the batch.'),
-  reason: z.string(),
-})
+const itemNoteSchema = z
+  .object({
+    index: z.number().int().describe('Position of the item in the batch.'),
+    reason: z.string(),
+  })
+  .meta({ id: 'ItemNote', description: 'An item of a batch, by position, and what happened to it.' })
 
 export const observationReceiptSchema = z
   .object({

@@ -6,10 +6,12 @@ import { z } from 'zod'
  */
 
 /** One bad field of a request: where, and what is wrong with it. */
-export const fieldProblemSchema = z.object({
-  path: z.string().describe('JSON pointer into the request, e.g. /body/pages/3/url.'),
-  message: z.string(),
-})
+export const fieldProblemSchema = z
+  .object({
+    path: z.string().describe('JSON pointer into the request, e.g. /body/pages/3/url.'),
+    message: z.string(),
+  })
+  .meta({ id: 'FieldProblem', description: 'One bad field of a request.' })
 
 export type FieldProblem = z.infer<typeof fieldProblemSchema>
 

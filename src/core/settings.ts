@@ -60,10 +60,12 @@ const settingsShape = {
   registerUnknownPages: z
     .boolean()
     .describe('Observations for unknown URLs register the page (importance 1); false rejects those items.'),
-  lln: z.object({ alpha: llnAlphaSchema }),
-  sa: z.object({
-    gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3).'),
-  }),
+  lln: z.object({ alpha: llnAlphaSchema }).meta({ id: 'LlnSettings', description: 'The LLN estimator’s step.' }),
+  sa: z
+    .object({
+      gamma: z.number().gt(0.5).max(1).describe('SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3).'),
+    })
+    .meta({ id: 'SaSettings', description: 'The SA estimator’s step.' }),
   outcomes: z
     .object({
       goneAfterNotFound: z
@@ -96,7 +98,7 @@ const settingsShape = {
         .boolean()
         .describe('A 301 or 308 with redirectTo registers the target page (with the importance of the source).'),
     })
-    .describe('What fetch outcomes do to a page (docs/api.md "Fetch outcomes").'),
+    .meta({ id: 'OutcomeSettings', description: 'What fetch outcomes do to a page (docs/api.md "Fetch outcomes").' }),
   urls: urlRulesSchema,
 }
 
@@ -152,10 +154,14 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
 export const settingsPatchSchema = z
   .object({
     ...settingsShape,
-    lln: settingsShape.lln.partial(),
-    sa: settingsShape.sa.partial(),
-    outcomes: settingsShape.outcomes.partial(),
-    urls: settingsShape.urls.partial(),
+    lln: settingsShape.lln.partial().meta({ id: 'LlnSettingsPatch', description: 'Any of the LLN settings.' }),
+    sa: settingsShape.sa.partial().meta({ id: 'SaSettingsPatch', description: 'Any of the SA settings.' }),
+    outcomes: settingsShape.outcomes
+      .partial()
+      .meta({ id: 'OutcomeSettingsPatch', description: 'Any of the fetch-outcome settings, merged key by key.' }),
+    urls: settingsShape.urls
+      .partial()
+      .meta({ id: 'UrlRulesPatch', description: 'Any of the URL rules, merged key by key.' }),
   })
   .partial()
   .strict()

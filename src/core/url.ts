@@ -50,10 +50,12 @@ export const urlRulesSchema = z
         'Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case.',
       ),
   })
-  .describe(
-    'How a page URL is made canonical (docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; ' +
+  .meta({
+    id: 'UrlRules',
+    description:
+      'How a page URL is made canonical (docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; ' +
       'a change that would merge two stored pages is refused (422).',
-  )
+  })
 
 export type UrlRules = z.infer<typeof urlRulesSchema>
 

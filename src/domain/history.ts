@@ -125,57 +125,63 @@ const estimateSchema = z
 type EstimateEntry = z.infer<typeof estimateSchema>
 
 /** The update-interval distribution of docs/math.md 2.2, as the estimates endpoint shows it. */
-const updateDistributionSchema = z.object({
-  method: z
-    .enum(['M2', 'M4', 'M6'])
-    .describe('M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).'),
-  reason: z
-    .string()
-    .describe('Why this method: the share of crawls with an age and the variation of the crawl intervals.'),
-  ageCdf: z
-    .array(z.object({ ageDays: z.number(), cdf: z.number() }))
-    .describe('G_U: the distribution of the content’s age at a random time.'),
-  intervalCdf: z
-    .array(z.object({ intervalDays: z.number(), cdf: z.number() }))
-    .nullable()
-    .describe(
-      'F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0).',
-    ),
-  latticeDays: z.number().nullable().describe('Crawl interval Δ when G_U is known only at its multiples (M4).'),
-  meanUpdateIntervalDays: z.number().nullable().describe('1/g_U(0); null when not identified.'),
-  meanUpdateIntervalBoundDays: z
-    .number()
-    .nullable()
-    .describe('Upper bound of the mean update interval, x/G_U(x) at the first point.'),
-  coefficientOfVariation: z.number().nullable().describe('CV of the update intervals, from E[A] = μE[U²]/2.'),
-  note: z.string().describe('What the data identify and what they do not.'),
-  poissonFit: z
-    .object({
-      verdict: z.enum(['consistent-with-poisson', 'not-poisson', 'cannot-tell']),
-      changesPerDay: z.number().nullable().describe('The Poisson model’s rate estimate the curve is compared with.'),
-      distance: z.number().nullable().describe('sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified.'),
-      distanceBand95: z
-        .number()
-        .nullable()
-        .describe('95th percentile of the distance for Poisson pages with the same crawls.'),
-      pValue: z.number().nullable().describe('Parametric-bootstrap p-value of the distance.'),
-      level: z.number().describe('not-poisson when pValue ≤ level.'),
-      bootstrapSamples: z.number().int(),
-      note: z.string(),
-    })
-    .describe('Test of the Poisson hypothesis (docs/math.md 2.2).'),
-  comparisons: z
-    .array(
-      z.object({
-        method: z.enum(['M1', 'M3', 'M5']),
-        estimates: z.enum(['F_U', 'G_U']),
-        points: z.array(z.object({ days: z.number(), cdf: z.number() })),
-        meanDays: z.number().nullable(),
+const updateDistributionSchema = z
+  .object({
+    method: z
+      .enum(['M2', 'M4', 'M6'])
+      .describe('M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).'),
+    reason: z
+      .string()
+      .describe('Why this method: the share of crawls with an age and the variation of the crawl intervals.'),
+    ageCdf: z
+      .array(z.object({ ageDays: z.number(), cdf: z.number() }).meta({ id: 'AgeCdfPoint' }))
+      .describe('G_U: the distribution of the content’s age at a random time.'),
+    intervalCdf: z
+      .array(z.object({ intervalDays: z.number(), cdf: z.number() }).meta({ id: 'IntervalCdfPoint' }))
+      .nullable()
+      .describe(
+        'F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0).',
+      ),
+    latticeDays: z.number().nullable().describe('Crawl interval Δ when G_U is known only at its multiples (M4).'),
+    meanUpdateIntervalDays: z.number().nullable().describe('1/g_U(0); null when not identified.'),
+    meanUpdateIntervalBoundDays: z
+      .number()
+      .nullable()
+      .describe('Upper bound of the mean update interval, x/G_U(x) at the first point.'),
+    coefficientOfVariation: z.number().nullable().describe('CV of the update intervals, from E[A] = μE[U²]/2.'),
+    note: z.string().describe('What the data identify and what they do not.'),
+    poissonFit: z
+      .object({
+        verdict: z.enum(['consistent-with-poisson', 'not-poisson', 'cannot-tell']),
+        changesPerDay: z.number().nullable().describe('The Poisson model’s rate estimate the curve is compared with.'),
+        distance: z.number().nullable().describe('sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified.'),
+        distanceBand95: z
+          .number()
+          .nullable()
+          .describe('95th percentile of the distance for Poisson pages with the same crawls.'),
+        pValue: z.number().nullable().describe('Parametric-bootstrap p-value of the distance.'),
+        level: z.number().describe('not-poisson when pValue ≤ level.'),
+        bootstrapSamples: z.number().int(),
         note: z.string(),
-      }),
-    )
-    .describe('M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples.'),
-})
+      })
+      .meta({ id: 'PoissonFit', description: 'Test of the Poisson hypothesis (docs/math.md 2.2).' }),
+    comparisons: z
+      .array(
+        z
+          .object({
+            method: z.enum(['M1', 'M3', 'M5']),
+            estimates: z.enum(['F_U', 'G_U']),
+            points: z.array(z.object({ days: z.number(), cdf: z.number() }).meta({ id: 'CdfPoint' })),
+            meanDays: z.number().nullable(),
+            note: z.string(),
+          })
+          .meta({ id: 'UpdateDistributionComparison' }),
+      )
+      .describe(
+        'M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples.',
+      ),
+  })
+  .meta({ id: 'UpdateDistribution' })
 
 type UpdateDistributionView = z.infer<typeof updateDistributionSchema>
 type ComparisonView = UpdateDistributionView['comparisons'][number]
@@ -191,7 +197,9 @@ export const estimatesSchema = z
       .int()
       .describe('Stored observations used by the history estimators (most recent first, capped).'),
     estimators: z.array(estimateSchema),
-    changeClasses: z.array(z.object({ name: z.string(), changesPerDay: z.number(), probability: z.number() })),
+    changeClasses: z.array(
+      z.object({ name: z.string(), changesPerDay: z.number(), probability: z.number() }).meta({ id: 'ChangeClass' }),
+    ),
     localRate: z
       .object({
         changesPerDay: z
@@ -204,31 +212,36 @@ export const estimatesSchema = z
         windowStart: timestampSchema.describe('Start of the latest window.'),
         estimators: z
           .array(
-            z.object({
-              name: z.enum(['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative']),
-              changesPerDay: z.number().nullable(),
-            }),
+            z
+              .object({
+                name: z.enum(['mean', 'weibull', 'lambdaBar', 'duane', 'duaneCumulative']),
+                changesPerDay: z.number().nullable(),
+              })
+              .meta({ id: 'LocalRateEstimate' }),
           )
           .describe(
             'Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates.',
           ),
         windows: z
           .array(
-            z.object({
-              from: timestampSchema,
-              to: timestampSchema.describe('The window’s last update point.'),
-              points: z.number().int(),
-              trend: z.enum(['rising', 'falling', 'constant']),
-              beta: z.number(),
-              meanChangesPerDay: z.number().describe('n over the window’s length.'),
-              endChangesPerDay: z
-                .number()
-                .nullable()
-                .describe('λ̌ at the window’s last point; null with 3 points or fewer.'),
-            }),
+            z
+              .object({
+                from: timestampSchema,
+                to: timestampSchema.describe('The window’s last update point.'),
+                points: z.number().int(),
+                trend: z.enum(['rising', 'falling', 'constant']),
+                beta: z.number(),
+                meanChangesPerDay: z.number().describe('n over the window’s length.'),
+                endChangesPerDay: z
+                  .number()
+                  .nullable()
+                  .describe('λ̌ at the window’s last point; null with 3 points or fewer.'),
+              })
+              .meta({ id: 'TrendWindow' }),
           )
           .describe('Windows of consistent trend over the whole history, oldest first (the last is the current one).'),
       })
+      .meta({ id: 'LocalRate' })
       .nullable()
       .describe('Localised rates from power-law NHPP fits on windows of update points (docs/math.md 2.1).'),
     updateDistribution: updateDistributionSchema

@@ -63,6 +63,8 @@ export interface IngestResult extends Omit<ObservationReceipt, 'unknownFields'> 
   pagesRegistered: number
   /** In-order crawls by the page's status before the crawl (noisy pages apart): crawls spent on dead and failing pages. */
   crawlsByPageStatus: Record<PageStatus | 'noisy', number>
+  /** Hosts this batch paused (a backoff incident: 429, 503 without Retry-After, a run of timeouts). */
+  hostsBackedOff: number
 }
 
 /**
@@ -153,7 +155,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     batch.blocks = await hostBlockStates(client, [...batch.hostSignals.keys()])
     return batch
   })
-  await adaptHostPacing(deps, result, nowMs)
+  const hostsBackedOff = await adaptHostPacing(deps, result, nowMs)
 
   return {
     accepted: result.accepted,
@@ -164,6 +166,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     changesDetected: result.changesDetected,
     pagesRegistered: result.pagesRegistered,
     crawlsByPageStatus: result.crawlsByPageStatus,
+    hostsBackedOff,
   }
 }
 
@@ -308,7 +311,8 @@ async function replayPage(
  * Hosts adapt their pace to what they answered (fetchOutcomes.ts, nextThrottleDelaySeconds): after the batch
  * is committed, in a transaction of its own (the crawls are stored whatever happens here; a failure is logged).
  */
-async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: number): Promise<void> {
+async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: number): Promise<number> {
+  let backedOff = 0
   const current = new Map(batch.throttled.map((h) => [h.host, h.throttleDelaySeconds]))
   const updates: HostPacingUpdate[] = []
   for (const [host, signals] of batch.hostSignals) {
@@ -317,7 +321,10 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
     const { state: block, blockUntilMs } = nextHostBlock(blockBefore, signals, nowMs, Math.random())
     let throttle = nextThrottleDelaySeconds(before, signals)
     // A blocked host must be paced: only a paced host's next lease time holds its pages back.
-    if (blockUntilMs !== null) throttle = Math.max(throttle ?? 0, THROTTLE_MIN_SECONDS)
+    if (blockUntilMs !== null) {
+      throttle = Math.max(throttle ?? 0, THROTTLE_MIN_SECONDS)
+      backedOff++
+    }
     const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null
     const blockChanged =
       block.incidents !== blockBefore.incidents ||
@@ -333,11 +340,13 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
       ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
     })
   }
-  if (updates.length === 0) return
+  if (updates.length === 0) return 0
   try {
     await withTransaction(deps.pool, (client) => writeHostPacing(client, updates))
+    return backedOff
   } catch (err) {
     deps.logger?.warn({ err, hosts: updates.length }, 'could not adapt host pacing; the crawls are stored')
+    return 0
   }
 }
 

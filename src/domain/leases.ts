@@ -122,6 +122,8 @@ export const leaseGrantSchema = z
 export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
   /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
   expiredReturned: number
+  /** The fleet-wide hand-out allowance after this lease: tokens left (pages that may go out now) and its capacity. */
+  allowance: { tokensLeft: number; capacity: number }
 }
 
 export const leaseReleaseSchema = z
@@ -179,6 +181,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)
+  const tokensLeft = Math.max(0, Math.min(allowance.capacity, available - pages.length))
   const explained =
     pages.length >= request.limit
       ? FULL_LEASE
@@ -204,6 +207,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       ifModifiedSince: p.serverLastModified === null ? null : httpDate(p.serverLastModified.getTime()),
     })),
     expiredReturned,
+    allowance: { tokensLeft, capacity: allowance.capacity },
   }
 }
 
@@ -294,7 +298,8 @@ export const pagesReleaseSchema = z
               .optional()
               .describe('With retry: not before this long from now.'),
           })
-          .strict(),
+          .strict()
+          .meta({ id: 'PageRelease', description: 'One page given back, and why.' }),
       )
       .min(1)
       .max(1000),
@@ -306,7 +311,12 @@ export const pagesReleasedSchema = z
   .object({
     released: z.number().int().describe('Pages given back.'),
     notHeld: z
-      .array(z.object({ index: z.number().int(), reason: z.string() }))
+      .array(
+        z.object({ index: z.number().int(), reason: z.string() }).meta({
+          id: 'PageNotHeld',
+          description: 'An item of the release, by position, that the lease does not hold.',
+        }),
+      )
       .describe('Items the lease does not hold (any more).'),
   })
   .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })

@@ -15,11 +15,29 @@ const INPUT_SUFFIX = 'Input'
 
 const BEARER_SECURITY = [{ bearer: [] as string[] }]
 
-/** package.json's version: the document's info.version. Read at run time (dist/ sits beside package.json too). */
-function packageVersion(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string }
-  return pkg.version
+interface PackageJson {
+  version: string
+  license: string
+  homepage: string
+  repository: { url: string }
 }
+
+/**
+ * package.json: its version is the document's info.version, its homepage the contact, its licence the
+ * licence, and its repository the base of every documentation link. Read at run time (dist/ sits
+ * beside package.json too).
+ */
+function packageJson(): PackageJson {
+  return createRequire(import.meta.url)('../../package.json') as PackageJson
+}
+
+/** Where the repository's files are read on the web: `git+https://host/x.git` → `https://host/x/blob/main/`. */
+function repositoryFilesUrl(pkg: PackageJson): string {
+  return `${pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '')}/blob/main/`
+}
+
+/** A repository-relative documentation link (docs/math.md) in a description, not already part of a URL. */
+const DOCS_LINK = /(?<![\w/.-])(docs\/[\w-]+\.md)/g
 
 const TAGS = [
   { name: 'pages', description: 'Register pages and read their estimates, rates, due times and history.' },
@@ -83,7 +101,14 @@ function documentRoute(document: RouteDocument): ReturnType<typeof jsonSchemaTra
   return { ...result, schema }
 }
 
-type OpenApiObject = Record<string, unknown> & { paths?: unknown; components?: { schemas?: Record<string, unknown> } }
+type OpenApiObject = Record<string, unknown> & {
+  paths?: unknown
+  components?: {
+    schemas?: Record<string, unknown>
+    responses?: Record<string, unknown>
+    parameters?: Record<string, unknown>
+  }
+}
 
 /** Every `#/components/schemas/…` name referenced from `value`. */
 function referencedNames(value: unknown, into: Set<string>): Set<string> {
@@ -155,17 +180,235 @@ function documentComponents(
       .sort()
       .map((name) => [name, schemas[name]]),
   )
-  return { ...doc, components: { ...doc.components, schemas: sorted } } as ReturnType<typeof jsonSchemaTransformObject>
+  const finished = forGenerators({ ...doc, components: { ...doc.components, schemas: sorted } }, packageJson())
+  return finished as ReturnType<typeof jsonSchemaTransformObject>
+}
+
+type Operation = { requestBody?: unknown; parameters?: unknown; responses?: unknown }
+
+/** The names `roots` reference, and every name those reference in turn. */
+function closure(roots: Set<string>, schemas: Record<string, unknown>): Set<string> {
+  for (let frontier = [...roots]; frontier.length > 0;) {
+    const next: string[] = []
+    for (const name of frontier)
+      for (const found of referencedNames(schemas[name], new Set()))
+        if (!roots.has(found)) {
+          roots.add(found)
+          next.push(found)
+        }
+    frontier = next
+  }
+  return roots
+}
+
+/** `value` with every `additionalProperties: false` removed: a response may gain fields. */
+function openObjects(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(openObjects)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, child]) => !(key === 'additionalProperties' && child === false))
+      .map(([key, child]) => [key, openObjects(child)]),
+  )
+}
+
+/**
+ * A request object whose optional properties keep their default in words only: generators such as
+ * openapi-typescript turn a property with a `default` into a required one (it is always present in a
+ * response), so `POST /v1/leases {worker}` would not compile. The service applies the default.
+ */
+function requestDefaultsInWords(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema
+  const object = schema as { properties?: Record<string, Record<string, unknown>>; required?: string[] }
+  if (!object.properties) return schema
+  const properties = Object.fromEntries(
+    Object.entries(object.properties).map(([name, property]) => {
+      if (!('default' in property) || object.required?.includes(name)) return [name, property]
+      const { default: value, ...rest } = property
+      const said = `Default: ${JSON.stringify(value)}.`
+      return [name, { ...rest, description: rest.description ? `${String(rest.description)} ${said}` : said }]
+    }),
+  )
+  return { ...object, properties }
+}
+
+/** Every description with its repository-relative documentation links made absolute. */
+function absoluteDocsLinks(value: unknown, filesUrl: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => absoluteDocsLinks(item, filesUrl))
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, child]) => [
+      key,
+      key === 'description' && typeof child === 'string'
+        ? child.replace(DOCS_LINK, `${filesUrl}$1`)
+        : absoluteDocsLinks(child, filesUrl),
+    ]),
+  )
+}
+
+/**
+ * What third-party generators and validators need beyond the zod schemas: response schemas open to
+ * additive fields (requests stay strict where the API refuses unknown fields), request defaults that do
+ * not make fields required, and documentation links that resolve outside the repository.
+ */
+function forGenerators(doc: OpenApiObject, pkg: PackageJson): OpenApiObject {
+  const schemas = doc.components?.schemas ?? {}
+  const operations = Object.values((doc.paths ?? {}) as Record<string, Record<string, Operation>>).flatMap((item) =>
+    Object.values(item),
+  )
+  const requestSide = closure(
+    new Set(operations.flatMap((op) => [...referencedNames([op.requestBody, op.parameters], new Set())])),
+    schemas,
+  )
+  const responseSide = closure(
+    new Set(operations.flatMap((op) => [...referencedNames(op.responses, new Set())])),
+    schemas,
+  )
+  const components = Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      if (responseSide.has(name) && !requestSide.has(name)) return [name, openObjects(schema)]
+      if (requestSide.has(name) && !responseSide.has(name)) return [name, requestDefaultsInWords(schema)]
+      return [name, schema]
+    }),
+  )
+  const paths = Object.fromEntries(
+    Object.entries((doc.paths ?? {}) as Record<string, Record<string, Operation>>).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.responses === undefined ? op : { ...op, responses: openObjects(op.responses) },
+        ]),
+      ),
+    ]),
+  )
+  const opened = { ...doc, paths, components: { ...doc.components, schemas: components } }
+  return sharedErrorResponses(absoluteDocsLinks(opened, repositoryFilesUrl(pkg)) as OpenApiObject)
+}
+
+/** Names of the shared error responses (components/responses), by status. */
+const ERROR_RESPONSE_NAMES: Record<string, string> = {
+  '400': 'InvalidInput',
+  '401': 'Unauthenticated',
+  '403': 'Forbidden',
+  '404': 'NotFound',
+  '409': 'Conflict',
+  '413': 'TooLarge',
+  '422': 'Unprocessable',
+  '429': 'RateLimited',
+  '500': 'InternalError',
+  '503': 'Unavailable',
+}
+
+/**
+ * The error response most routes share for a status (the same description, headers and problem body)
+ * declared once in components/responses and referenced, instead of repeated on every route; a route whose
+ * error says something of its own keeps it inline.
+ */
+function sharedErrorResponses(doc: OpenApiObject): OpenApiObject {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>
+  const counts = new Map<string, Map<string, number>>()
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        if (!(status in ERROR_RESPONSE_NAMES)) continue
+        const byBody = counts.get(status) ?? new Map<string, number>()
+        const key = JSON.stringify(response)
+        byBody.set(key, (byBody.get(key) ?? 0) + 1)
+        counts.set(status, byBody)
+      }
+  const shared = new Map<string, string>()
+  const responses: Record<string, unknown> = {}
+  for (const [status, byBody] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    const [key, n] = [...byBody].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]!
+    if (n < 2) continue
+    shared.set(status, key)
+    responses[ERROR_RESPONSE_NAMES[status]!] = JSON.parse(key) as unknown
+  }
+  const referenced = Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.responses === undefined
+            ? op
+            : {
+                ...op,
+                responses: Object.fromEntries(
+                  Object.entries(op.responses).map(([status, response]) => [
+                    status,
+                    shared.get(status) === JSON.stringify(response)
+                      ? { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]!}` }
+                      : response,
+                  ]),
+                ),
+              },
+        ]),
+      ),
+    ]),
+  )
+  return sharedParameters({ ...doc, paths: referenced, components: { ...doc.components, responses } })
+}
+
+/** A parameter's component name: its name and where it goes (`id` in the path → IdPath). */
+const parameterName = (p: { name: string; in: string }): string =>
+  `${p.name.charAt(0).toUpperCase()}${p.name.slice(1)}${p.in.charAt(0).toUpperCase()}${p.in.slice(1)}`
+
+/** Parameters that several routes declare alike (the page id, the lease id, limit), declared once and referenced. */
+function sharedParameters(doc: OpenApiObject): OpenApiObject {
+  type Parameter = { name: string; in: string }
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { parameters?: Parameter[] }>>
+  const counts = new Map<string, number>()
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const p of op.parameters ?? []) counts.set(JSON.stringify(p), (counts.get(JSON.stringify(p)) ?? 0) + 1)
+  const parameters: Record<string, unknown> = {}
+  const names = new Map<string, string>()
+  for (const [key, n] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    const name = parameterName(JSON.parse(key) as Parameter)
+    if (n < 2 || name in parameters) continue
+    parameters[name] = JSON.parse(key) as unknown
+    names.set(key, name)
+  }
+  const referenced = Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => [
+          method,
+          op.parameters === undefined
+            ? op
+            : {
+                ...op,
+                parameters: op.parameters.map((p) => {
+                  const name = names.get(JSON.stringify(p))
+                  return name === undefined ? p : { $ref: `#/components/parameters/${name}` }
+                }),
+              },
+        ]),
+      ),
+    ]),
+  )
+  const sorted = Object.fromEntries(
+    Object.keys(parameters)
+      .sort()
+      .map((name) => [name, parameters[name]]),
+  )
+  return { ...doc, paths: referenced, components: { ...doc.components, parameters: sorted } }
 }
 
 /** The @fastify/swagger options: info, servers, tags and the bearer scheme; no global security requirement. */
 export function swaggerOptions(options: { simulatedClock: boolean }): FastifyDynamicSwaggerOptions {
+  const pkg = packageJson()
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'recrawl',
-        version: packageVersion(),
+        version: pkg.version,
+        contact: { name: 'recrawl', url: pkg.homepage },
+        license: { name: pkg.license, url: `${repositoryFilesUrl(pkg)}package.json` },
         description:
           'Crawl scheduler: crawlers report crawls, recrawl learns each page’s change rate online, solves a bandwidth-constrained freshness ' +
           'optimisation and hands out due pages. Rates are per day; timestamps RFC 3339; errors RFC 9457 problem+json. ' +

@@ -71,10 +71,7 @@ export function problems(own: Partial<Record<OwnStatus, string | true>> = {}) {
   }
 }
 
-/** 503 of /readyz: not ready (a Readiness body) or the database unreachable (a problem). */
+/** 503 of /readyz: not ready, a problem whether migrations are pending or the database is unreachable. */
 export function unavailable<T extends z.ZodType>(description: string, schema: T) {
-  return {
-    description,
-    content: { 'application/json': { schema }, [PROBLEM_MEDIA_TYPE]: { schema: problemSchema } },
-  }
+  return { description, headers: { 'Retry-After': RETRY_AFTER }, content: { [PROBLEM_MEDIA_TYPE]: { schema } } }
 }

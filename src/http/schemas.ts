@@ -62,9 +62,26 @@ export const healthSchema = z
   .object({ status: z.literal('ok') })
   .meta({ id: 'Health', description: 'The process serves requests.' })
 
+/**
+ * The 503 of /readyz, a problem like every other 503 (one media type): the database is unreachable,
+ * or it is reachable and migrations are pending (then `database` and `pendingMigrations` say which).
+ */
+export const notReadySchema = problemSchema
+  .extend({
+    database: z.enum(['postgres', 'embedded']).optional(),
+    pendingMigrations: z
+      .array(z.string())
+      .optional()
+      .describe('Migrations not yet applied (absent when the database could not be reached).'),
+  })
+  .meta({
+    id: 'NotReady',
+    description: 'Not ready: a problem (application/problem+json), with the pending migrations when there are any.',
+  })
+
 export const readinessSchema = z
   .object({
-    status: z.enum(['ready', 'not ready']),
+    status: z.enum(['ready']),
     database: z.enum(['postgres', 'embedded']),
     pendingMigrations: z
       .array(z.string())

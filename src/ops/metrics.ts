@@ -5,6 +5,7 @@ import type { IngestResult, ObservationReport } from '../domain/ingest.ts'
 import type { LeaseGrant } from '../domain/leases.ts'
 import type { OptimizeResult } from '../domain/optimize.ts'
 import { PAGE_STATUSES } from '../core/pageFields.ts'
+import { LEASE_LIMITS } from '../core/handOut.ts'
 import {
   STATUS_CLASSES,
   statusClassCountsSchema,
@@ -18,7 +19,9 @@ import { MS_PER_SECOND } from '../math/units.ts'
 /** Counter totals of this process (GET /v1/stats repeats them next to the snapshot). */
 export const counterTotalsSchema = z
   .object({
-    observations: z.object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() }),
+    observations: z
+      .object({ accepted: z.number(), duplicate: z.number(), late: z.number(), rejected: z.number() })
+      .meta({ id: 'ObservationCounts' }),
     fetchesByStatusClass: statusClassCountsSchema.describe(
       'recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class.',
     ),
@@ -27,7 +30,7 @@ export const counterTotalsSchema = z
     leasesExpired: z.number(),
     optimizerRuns: z.number(),
   })
-  .describe('Totals of the counters of /metrics since this replica started.')
+  .meta({ id: 'CounterTotals', description: 'Totals of the counters of /metrics since this replica started.' })
 
 type CounterTotals = z.infer<typeof counterTotalsSchema>
 
@@ -74,7 +77,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   for (const result of OBSERVATION_RESULTS) observations.labels(result).inc(0)
   const fetches = new Counter({
     name: 'recrawl_fetches_total',
-    help: 'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; none: reported without a status).',
+    help: 'Reported crawls that were not rejected (accepted, late or duplicate), by the class of the httpStatus the crawler reported (1xx … 5xx; error: a fetchError, no HTTP answer (timeout, DNS, connection, TLS); none: reported with neither). Failures: 1xx, 4xx, 5xx and error.',
     labelNames: ['status_class'] as const,
     registers,
   })
@@ -104,6 +107,28 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const leasesExpired = new Counter({
     name: 'recrawl_leases_expired_total',
     help: 'Leased pages whose lease expired unfinished and that returned to the pool.',
+    registers,
+  })
+  const shortLeases = new Counter({
+    name: 'recrawl_leases_short_total',
+    help: 'Leases that handed out fewer pages than asked, by reason (limitedBy): nothingDue, budgetAllowance (the budget held them back), pacedHosts, hostBackoff. A lease short for two reasons counts under both.',
+    labelNames: ['limited_by'] as const,
+    registers,
+  })
+  for (const reason of LEASE_LIMITS) shortLeases.labels(reason).inc(0)
+  const allowanceTokens = new Gauge({
+    name: 'recrawl_handout_allowance_tokens',
+    help: 'Pages the fleet-wide hand-out allowance (a token bucket filling at the budget) could still hand out, after the latest lease this replica served.',
+    registers,
+  })
+  const allowanceCapacity = new Gauge({
+    name: 'recrawl_handout_allowance_capacity_tokens',
+    help: 'Capacity of the fleet-wide hand-out allowance (the most it holds), as of the latest lease this replica served.',
+    registers,
+  })
+  const hostBackoffs = new Counter({
+    name: 'recrawl_host_backoffs_total',
+    help: 'Hosts paused by a backoff incident (a 429, a 503 without Retry-After, a run of timeouts) in reported batches.',
     registers,
   })
   const optimizerRuns = new Counter({
@@ -226,7 +251,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       const rejected = new Set(result.rejected.map((r) => r.index))
       const byClass = zeroStatusClassCounts()
       items.forEach((item, index) => {
-        if (!rejected.has(index)) byClass[statusClassOf(item.httpStatus)]++
+        if (!rejected.has(index)) byClass[statusClassOf(item.httpStatus, item.fetchError)]++
       })
       for (const c of STATUS_CLASSES) fetches.labels(c).inc(byClass[c])
       observations.labels('accepted').inc(result.accepted)
@@ -235,11 +260,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
       observations.labels('rejected').inc(result.rejected.length)
       changes.inc(result.changesDetected)
       pagesRegistered.inc(result.pagesRegistered)
+      hostBackoffs.inc(result.hostsBackedOff)
       for (const [status, n] of Object.entries(result.crawlsByPageStatus)) crawlsByPageStatus.labels(status).inc(n)
     },
     onLease(grant) {
       leasesGranted.inc(grant.pages.length)
       leasesExpired.inc(grant.expiredReturned)
+      for (const reason of grant.limitedBy) shortLeases.labels(reason).inc()
+      allowanceTokens.set(grant.allowance.tokensLeft)
+      allowanceCapacity.set(grant.allowance.capacity)
     },
     onOptimized(result) {
       optimizerRuns.inc()

@@ -25,17 +25,20 @@ import {
   type CrawlActivityRow,
   type HistogramBins,
 } from '../store/statsRepo.ts'
+import { FETCH_ERRORS, type FetchError } from '../core/fetchOutcomes.ts'
 import { statusClassCountsSchema, statusClassOf, zeroStatusClassCounts } from './fetchStatus.ts'
 
-const rateHistogramSchema = z.object({
-  edgesPerDay: z
-    .array(z.number())
-    .describe('bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]).'),
-  counts: z.array(z.number().int()),
-  below: z.number().int().describe('Pages with a rate below the first edge (zeros included).'),
-  above: z.number().int().describe('Pages with a rate at or above the last edge.'),
-  unknown: z.number().int().describe('Pages without the rate.'),
-})
+const rateHistogramSchema = z
+  .object({
+    edgesPerDay: z
+      .array(z.number())
+      .describe('bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]).'),
+    counts: z.array(z.number().int()),
+    below: z.number().int().describe('Pages with a rate below the first edge (zeros included).'),
+    above: z.number().int().describe('Pages with a rate at or above the last edge.'),
+    unknown: z.number().int().describe('Pages without the rate.'),
+  })
+  .meta({ id: 'RateHistogram' })
 
 type RateHistogram = z.infer<typeof rateHistogramSchema>
 
@@ -55,7 +58,7 @@ export const statsSnapshotSchema = z.object({
         .int()
         .describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
     })
-    .describe('Pages by status (docs/api.md "Fetch outcomes").'),
+    .meta({ id: 'PagesByStatus', description: 'Pages by status (docs/api.md "Fetch outcomes").' }),
   pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
   oldestOverdueAgeSeconds: z.number().describe('How long the most overdue page has been due; 0 when none is.'),
   expectedFreshness: z
@@ -83,72 +86,97 @@ export const statsDetailsSchema = z.object({
     .describe('End of the window (inclusive, RFC 3339): the service clock when the details were computed.'),
   optimizer: z
     .object({ lambda: z.number().nullable(), solvedAt: z.string().nullable() })
-    .describe('The stored multiplier λ and when it was solved.'),
+    .meta({ id: 'OptimizerState', description: 'The stored multiplier λ and when it was solved.' }),
   changeRateHistogram: rateHistogramSchema.describe('Pages by estimated changesPerDay (log10 bins, 4 per decade).'),
   crawlRateHistogram: rateHistogramSchema.describe('Pages by crawlsPerDay (log10 bins, 4 per decade).'),
   optimizerRuns: z
     .array(
-      z.object({
-        id: z.string(),
-        startedAt: z.string(),
-        durationMs: z.number(),
-        trigger: z.string(),
-        objective: z.string(),
-        lambda: z.number().nullable(),
-        pages: z.number().int(),
-        pagesCrawled: z.number().int(),
-        budgetCrawlsPerDay: z.number(),
-        expectedFreshness: z.number().nullable(),
-        pagesRetimed: z.number().int(),
-      }),
+      z
+        .object({
+          id: z.string(),
+          startedAt: z.string(),
+          durationMs: z.number(),
+          trigger: z.string(),
+          objective: z.string(),
+          lambda: z.number().nullable(),
+          pages: z.number().int(),
+          pagesCrawled: z.number().int(),
+          budgetCrawlsPerDay: z.number(),
+          expectedFreshness: z.number().nullable(),
+          pagesRetimed: z.number().int(),
+        })
+        .meta({ id: 'OptimizerRunSummary' }),
     )
     .describe('The latest optimiser runs, newest first.'),
   topOverdueHosts: z
-    .array(z.object({ host: z.string(), pagesOverdue: z.number().int(), oldestOverdueAgeSeconds: z.number() }))
+    .array(
+      z
+        .object({ host: z.string(), pagesOverdue: z.number().int(), oldestOverdueAgeSeconds: z.number() })
+        .meta({ id: 'OverdueHost' }),
+    )
     .describe('Hosts with the most overdue pages.'),
   series: z
     .object({
       bucketSeconds: z.number().int(),
       points: z.array(
-        z.object({
-          at: z.string(),
-          pages: z.number().int(),
-          pagesOverdue: z.number().int(),
-          oldestOverdueAgeSeconds: z.number(),
-          expectedFreshness: z.number().nullable(),
-          budgetCrawlsPerDay: z.number(),
-          plannedCrawlsPerDay: z.number(),
-          crawlsPerDayLastHour: z.number(),
-        }),
+        z
+          .object({
+            at: z.string(),
+            pages: z.number().int(),
+            pagesOverdue: z.number().int(),
+            oldestOverdueAgeSeconds: z.number(),
+            expectedFreshness: z.number().nullable(),
+            budgetCrawlsPerDay: z.number(),
+            plannedCrawlsPerDay: z.number(),
+            crawlsPerDayLastHour: z.number(),
+          })
+          .meta({ id: 'StatsSeriesPoint' }),
       ),
     })
-    .describe(
-      'Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window.',
-    ),
+    .meta({
+      id: 'StatsSeries',
+      description:
+        'Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window.',
+    }),
   crawlActivity: z
     .array(
-      z.object({
-        hourStart: z.string(),
-        crawls: z.number().int(),
-        changes: z.number().int(),
-        fetchesByStatusClass: statusClassCountsSchema,
-      }),
+      z
+        .object({
+          hourStart: z.string(),
+          crawls: z.number().int(),
+          changes: z.number().int(),
+          fetchesByStatusClass: statusClassCountsSchema,
+        })
+        .meta({ id: 'CrawlActivityHour' }),
     )
     .describe(
       'Every hour of the window by crawl time: crawls stored, changes detected among them and the crawls by reported HTTP status class, from the observation history (0 for hours without crawls). The first hour starts at or before windowStart and counts only crawls after it.',
     ),
   fetchFailures: z
     .array(
-      z.object({
-        host: z.string(),
-        httpStatus: z.number().int(),
-        fetches: z.number().int().describe('Stored crawls of the host with this status in the window.'),
-        pages: z.number().int().describe('Distinct pages among them.'),
-        lastCrawledAt: z.string(),
-      }),
+      z
+        .object({
+          host: z.string(),
+          httpStatus: z
+            .number()
+            .int()
+            .nullable()
+            .describe('The failed status; null for a fetch without an HTTP answer.'),
+          fetchError: z
+            .enum(FETCH_ERRORS)
+            .nullable()
+            .describe('Why the fetch got no HTTP answer; null when it got a status.'),
+          fetches: z
+            .number()
+            .int()
+            .describe('Stored crawls of the host with this status or fetch error in the window.'),
+          pages: z.number().int().describe('Distinct pages among them.'),
+          lastCrawledAt: z.string(),
+        })
+        .meta({ id: 'FetchFailure' }),
     )
     .describe(
-      'Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows).',
+      'Failed fetches (a reported status outside 200…399, or a fetchError: no HTTP answer) in the window by host and status or fetch error, most first (at most 20 rows).',
     ),
 })
 
@@ -222,7 +250,7 @@ function hourlyActivity(
     if (!hour) continue
     hour.crawls += r.crawls
     hour.changes += r.changes
-    hour.fetchesByStatusClass[statusClassOf(r.httpStatus)] += r.crawls
+    hour.fetchesByStatusClass[statusClassOf(r.httpStatus, r.fetchError)] += r.crawls
   }
   return [...byHour.values()]
 }
@@ -343,7 +371,11 @@ export function createStats(deps: StatsDeps): Stats {
         points: series.map(({ sampledAt, ...p }) => ({ at: sampledAt.toISOString(), ...p })),
       },
       crawlActivity: hourlyActivity(activity, fromMs, nowMs),
-      fetchFailures: failures.map((f) => ({ ...f, lastCrawledAt: f.lastCrawledAt.toISOString() })),
+      fetchFailures: failures.map((f) => ({
+        ...f,
+        fetchError: f.fetchError as FetchError | null,
+        lastCrawledAt: f.lastCrawledAt.toISOString(),
+      })),
     }
   }
 

@@ -233,6 +233,8 @@ export interface CrawlActivityRow {
   hourStart: Date
   /** The status reported with these crawls (null: none). */
   httpStatus: number | null
+  /** The fetchError reported with these crawls (null: none). */
+  fetchError: string | null
   crawls: number
   changes: number
 }
@@ -247,10 +249,10 @@ export async function readCrawlActivity(
 ): Promise<CrawlActivityRow[]> {
   const { rows } = await q.query<CrawlActivityRow>(
     `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR}) AS "hourStart",
-       http_status::int AS "httpStatus",
+       http_status::int AS "httpStatus", fetch_error AS "fetchError",
        count(*)::int AS crawls, count(*) FILTER (WHERE changed)::int AS changes
      FROM observations WHERE crawled_at > $1 AND crawled_at <= $2
-     GROUP BY 1, 2 ORDER BY 1, 2`,
+     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     [new Date(options.fromMs), new Date(options.toMs)],
   )
   return rows
@@ -258,7 +260,10 @@ export async function readCrawlActivity(
 
 interface FetchFailureRow {
   host: string
-  httpStatus: number
+  /** The failed status; null for a fetch without an HTTP answer (then fetchError says why). */
+  httpStatus: number | null
+  /** timeout, dns, connection, tls or other: the fetch got no HTTP answer; null with a status. */
+  fetchError: string | null
   /** Failed crawls with this status on this host in the window. */
   fetches: number
   /** Distinct pages among them. */
@@ -267,21 +272,22 @@ interface FetchFailureRow {
 }
 
 /**
- * Failed fetches in (from, to] by host and status, most first (ties: latest first, then host,
- * status). Failed: a reported status outside 200…399, no content seen (the rule ingest uses for a
- * crawl without change information); observations_failed_fetches (migration 0010) indexes exactly
- * these rows, so the query reads the window's failures only.
+ * Failed fetches in (from, to] by host and status or fetch error, most first (ties: latest first, then
+ * host, status, error). Failed: a reported status outside 200…399, or no HTTP answer at all (a
+ * fetchError), no content seen; observations_failed_fetches (migration 0018) indexes exactly these
+ * rows, so the query reads the window's failures only.
  */
 export async function readFetchFailures(
   q: Queryable,
   options: { fromMs: number; toMs: number; limit: number },
 ): Promise<FetchFailureRow[]> {
   const { rows } = await q.query<FetchFailureRow>(
-    `SELECT p.host, o.http_status::int AS "httpStatus", count(*)::int AS fetches,
+    `SELECT p.host, o.http_status::int AS "httpStatus", o.fetch_error AS "fetchError", count(*)::int AS fetches,
        count(DISTINCT o.page_id)::int AS pages, max(o.crawled_at) AS "lastCrawledAt"
      FROM observations o JOIN pages p ON p.id = o.page_id
-     WHERE o.crawled_at > $1 AND o.crawled_at <= $2 AND (o.http_status < 200 OR o.http_status >= 400)
-     GROUP BY 1, 2 ORDER BY count(*) DESC, max(o.crawled_at) DESC, 1, 2 LIMIT $3`,
+     WHERE o.crawled_at > $1 AND o.crawled_at <= $2
+       AND (o.http_status < 200 OR o.http_status >= 400 OR o.fetch_error IS NOT NULL)
+     GROUP BY 1, 2, 3 ORDER BY count(*) DESC, max(o.crawled_at) DESC, 1, 2, 3 LIMIT $3`,
     [new Date(options.fromMs), new Date(options.toMs), options.limit],
   )
   return rows

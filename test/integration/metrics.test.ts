@@ -325,6 +325,51 @@ describe('GET /metrics after a known sequence of requests', () => {
     assert.ok(counter(m, 'recrawl_oldest_overdue_age_seconds')! > 100 * 86_400)
   })
 
+  it('short leases by reason, the hand-out allowance after a lease, host backoffs', async (ctx) => {
+    const t = await metricsApp(ctx)
+    await reportKnownBatches(t)
+    const reasons = new Map<string, number>()
+    const lease = async (limit: number) => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit } })
+      assert.equal(res.statusCode, 200, res.body)
+      const grant = res.json() as { pages: unknown[]; limitedBy: string[] }
+      for (const r of grant.limitedBy) reasons.set(r, (reasons.get(r) ?? 0) + 1)
+      return grant
+    }
+    const first = await lease(1)
+    const afterFirst = await scrape(t.app)
+    const tokensAfterFirst = counter(afterFirst, 'recrawl_handout_allowance_tokens')!
+    const capacity = counter(afterFirst, 'recrawl_handout_allowance_capacity_tokens')!
+    assert.equal(first.pages.length, 1)
+    assert.ok(
+      capacity > 0 && tokensAfterFirst >= 0 && tokensAfterFirst <= capacity,
+      `${tokensAfterFirst} / ${capacity}`,
+    )
+    // The clock stands still: no refill, so the second lease's pages come out of what the first left.
+    const second = await lease(1000)
+    assert.ok(second.limitedBy.length > 0, 'a lease of 1000 is short')
+    const m = await scrape(t.app)
+    assert.equal(counter(m, 'recrawl_handout_allowance_tokens'), Math.max(0, tokensAfterFirst - second.pages.length))
+    for (const reason of ['nothingDue', 'budgetAllowance', 'pacedHosts', 'hostBackoff'])
+      assert.equal(counter(m, 'recrawl_leases_short_total', { limited_by: reason }), reasons.get(reason) ?? 0, reason)
+    assert.equal(counter(m, 'recrawl_host_backoffs_total'), 0)
+
+    // A 429 without Retry-After is a backoff incident: its host is paused, once.
+    const now = t.clock.nowMs()
+    const post = await t.app.inject({
+      method: 'POST',
+      url: '/v1/observations',
+      payload: {
+        observations: [
+          { url: 'https://busy.example/a', crawledAt: iso(now - 60_000) },
+          { url: 'https://busy.example/a', crawledAt: iso(now - 30_000), httpStatus: 429 },
+        ],
+      },
+    })
+    assert.equal(post.statusCode, 200, post.body)
+    assert.equal(counter(await scrape(t.app), 'recrawl_host_backoffs_total'), 1)
+  })
+
   it('optimiser runs and their duration histogram', async (ctx) => {
     const t = await metricsApp(ctx)
     await reportKnownBatches(t)
@@ -448,7 +493,7 @@ describe('GET /v1/stats', () => {
     assert.deepEqual(s.counters, {
       observations: { accepted: 7, duplicate: 1, late: 1, rejected: 1 },
       // No crawl above reported a status: the 9 not rejected are all "none".
-      fetchesByStatusClass: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, none: 9 },
+      fetchesByStatusClass: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, error: 0, none: 9 },
       changesDetected: 2,
       leasesGranted: 7,
       leasesExpired: 4,
@@ -594,7 +639,7 @@ describe('recrawl_fetches_total', () => {
     const own = await metricsApp(ctx)
     const fresh = await scrape(own.app)
     assert.equal(fresh.get('recrawl_fetches_total')?.type, 'counter')
-    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'])
+    for (const c of ['1xx', '2xx', '3xx', '4xx', '5xx', 'error', 'none'])
       assert.equal(counter(fresh, 'recrawl_fetches_total', { status_class: c }), 0, c)
 
     const P = 'https://f.example/p'
@@ -621,20 +666,21 @@ describe('recrawl_fetches_total', () => {
       { url: P, crawledAt: iso(T0 - 3 * MS_PER_HOUR), httpStatus: 304 }, // duplicate (a retry)
       { url: Q, crawledAt: iso(T0 - 4 * MS_PER_HOUR), httpStatus: 502 }, // late
       { url: P, crawledAt: iso(T0 - MS_PER_HOUR), httpStatus: 102, changed: true },
+      { url: P, crawledAt: iso(T0 - MS_PER_HOUR / 2), fetchError: 'timeout' }, // no HTTP answer: an error
     ])
     assert.deepEqual(
       { ...second, rejected: second.rejected.length },
-      { accepted: 1, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] },
+      { accepted: 2, duplicates: 1, late: 1, rejected: 0, leaseNotCompleted: [] },
     )
 
     const m = await scrape(own.app)
     const byClass = Object.fromEntries(
-      ['1xx', '2xx', '3xx', '4xx', '5xx', 'none'].map((c) => [
+      ['1xx', '2xx', '3xx', '4xx', '5xx', 'error', 'none'].map((c) => [
         c,
         counter(m, 'recrawl_fetches_total', { status_class: c }),
       ]),
     )
-    assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, none: 1 })
+    assert.deepEqual(byClass, { '1xx': 1, '2xx': 1, '3xx': 2, '4xx': 1, '5xx': 2, error: 1, none: 1 })
     // Every report not rejected is counted once, whatever ingest made of it.
     const notRejected = ['accepted', 'duplicate', 'late'].reduce(
       (n, result) => n + counter(m, 'recrawl_observations_total', { result })!,

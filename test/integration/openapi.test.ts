@@ -25,9 +25,33 @@ interface Document {
 }
 
 const PROBLEM_REF = '#/components/schemas/Problem'
+/** The problem of /readyz's 503: a Problem with the pending migrations. */
+const NOT_READY_REF = '#/components/schemas/NotReady'
 
+/** The generated document, with the shared error responses and parameters (components/responses, /parameters) resolved in place. */
 async function generated(options: { simulatedClock?: boolean } = {}): Promise<Document> {
-  return JSON.parse(await generateOpenApiJson(options)) as Document
+  const doc = JSON.parse(await generateOpenApiJson(options)) as Document & {
+    components: { responses?: Record<string, Operation['responses'][string]>; parameters?: Record<string, object> }
+  }
+  for (const methods of Object.values(doc.paths))
+    for (const op of Object.values(methods))
+      for (const [status, response] of Object.entries(op.responses)) {
+        const ref = (response as { $ref?: string }).$ref
+        if (ref === undefined) continue
+        const shared = doc.components.responses?.[ref.replace('#/components/responses/', '')]
+        assert.ok(shared, `${ref} resolves`)
+        op.responses[status] = shared
+      }
+  for (const methods of Object.values(doc.paths))
+    for (const op of Object.values(methods) as { parameters?: ({ $ref?: string } | object)[] }[])
+      op.parameters = op.parameters?.map((p) => {
+        const ref = (p as { $ref?: string }).$ref
+        if (ref === undefined) return p
+        const shared = doc.components.parameters?.[ref.replace('#/components/parameters/', '')]
+        assert.ok(shared, `${ref} resolves`)
+        return shared
+      })
+  return doc
 }
 
 function operations(doc: Document): { method: string; path: string; op: Operation }[] {
@@ -158,10 +182,13 @@ describe('openapi/openapi.json', () => {
         assert.ok(response.description && response.description !== 'Default Response', `${where}: no description`)
         const content = response.content ?? {}
         if (/^[45]/.test(status)) {
-          assert.equal(content['application/problem+json']?.schema.$ref, PROBLEM_REF, `${where}: not problem+json`)
-          const others = Object.keys(content).filter((type) => type !== 'application/problem+json')
-          assert.deepEqual(others, path === '/readyz' && status === '503' ? ['application/json'] : [], where)
+          assert.equal(
+            content['application/problem+json']?.schema.$ref,
+            path === '/readyz' && status === '503' ? NOT_READY_REF : PROBLEM_REF,
+            `${where}: not problem+json`,
+          )
         }
+        assert.ok(Object.keys(content).length <= 1, `${where}: one media type per status`)
         if (content['application/json'])
           assert.match(String(content['application/json'].schema.$ref), /^#\/components\/schemas\/\w+$/, where)
       }
@@ -169,6 +196,45 @@ describe('openapi/openapi.json', () => {
         assert.match(String(media.schema.$ref), /^#\/components\/schemas\/\w+$/, `${method} ${path} ${type} body`)
       }
     }
+  })
+
+  it('names every object schema, leaves responses open to added fields and keeps request defaults optional', async () => {
+    const doc = (await generated()) as unknown as {
+      info: { contact?: { url?: string }; license?: { name?: string } }
+      paths: unknown
+      components: { schemas: Record<string, unknown> }
+    }
+    const inline: string[] = []
+    const walk = (value: unknown, path: string, top: boolean): void => {
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}/${i}`, false))
+      else if (value !== null && typeof value === 'object') {
+        const o = value as Record<string, unknown>
+        if (!top && o.type === 'object' && o.properties) inline.push(path)
+        for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`, false)
+      }
+    }
+    for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, name, true)
+    walk(doc.paths, 'paths', false)
+    assert.deepEqual(inline, [])
+    const closed = (name: string) =>
+      JSON.stringify(doc.components.schemas[name]).includes('"additionalProperties":false')
+    for (const name of ['LeaseGrant', 'Page', 'Stats', 'ObservationReceipt', 'Estimates'])
+      assert.ok(!closed(name), name)
+    for (const name of ['LeaseRequest', 'SettingsPatch', 'PageRegistration']) assert.ok(closed(name), name)
+    const lease = doc.components.schemas.LeaseRequest as { properties: Record<string, Record<string, unknown>> }
+    for (const field of ['limit', 'leaseSeconds']) {
+      assert.ok(!('default' in lease.properties[field]!), field)
+      assert.match(String(lease.properties[field]!.description), /Default: \d+\./, field)
+    }
+    assert.match(String(doc.info.contact?.url), /^https:\/\//)
+    assert.ok(doc.info.license?.name)
+    assert.ok(!/[^/\w]docs\/\w+\.md/.test(JSON.stringify(doc)), 'documentation links are absolute')
+    // The errors every keyed route shares are declared once and referenced.
+    const raw = await generateOpenApiJson()
+    for (const name of ['Unauthenticated', 'Forbidden', 'RateLimited', 'InternalError', 'Unavailable'])
+      assert.ok(raw.split(`"#/components/responses/${name}"`).length - 1 >= 10, name)
+    for (const name of ['IdPath', 'LeaseIdPath', 'LimitQuery'])
+      assert.ok(raw.split(`"#/components/parameters/${name}"`).length - 1 >= 2, name)
   })
 
   it('names the shared shapes once, and every reference resolves (with the simulated clock routes too)', async () => {
@@ -216,7 +282,7 @@ describe('openapi/openapi.json', () => {
       for (const url of ['/openapi.json', '/docs/', '/'])
         assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 200, url)
       const served = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json()
-      assert.deepEqual(served, doc)
+      assert.deepEqual(served, JSON.parse(await generateOpenApiJson()))
     } finally {
       await t.close()
     }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { STATUS_CLASSES, statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
+import { FAILED_STATUS_CLASSES, STATUS_CLASSES, statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, withTestApp, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
 import type { components } from '../../src/client/index.ts'
@@ -33,15 +33,21 @@ interface Crawl {
   url: string
   atMs: number
   httpStatus?: number
+  fetchError?: string
   changed?: boolean
 }
 
 /** A page's crawls in time order: the first is its baseline, the later ones say changed (or failed). */
-function history(url: string, times: { atMs: number; httpStatus?: number; changed?: boolean }[]): Crawl[] {
+function history(
+  url: string,
+  times: { atMs: number; httpStatus?: number; fetchError?: string; changed?: boolean }[],
+): Crawl[] {
   return times.map((c, i) => ({
     url,
     ...c,
-    ...(i > 0 && c.changed === undefined && !(c.httpStatus && c.httpStatus >= 400) ? { changed: false } : {}),
+    ...(i > 0 && c.changed === undefined && !(c.httpStatus && c.httpStatus >= 400) && !c.fetchError
+      ? { changed: false }
+      : {}),
   }))
 }
 
@@ -50,6 +56,7 @@ const toItems = (crawls: Crawl[]) =>
     url: c.url,
     crawledAt: iso(c.atMs),
     ...(c.httpStatus === undefined ? {} : { httpStatus: c.httpStatus }),
+    ...(c.fetchError === undefined ? {} : { fetchError: c.fetchError }),
     ...(c.changed === undefined ? {} : { changed: c.changed }),
   }))
 
@@ -67,6 +74,7 @@ describe('GET /v1/stats window and crawl activity', () => {
           { atMs: now - 4 * MS_PER_HOUR, httpStatus: 503 },
           { atMs: now - 4 * MS_PER_HOUR + MS_PER_MINUTE, httpStatus: 503 },
           { atMs: now - 3 * MS_PER_HOUR, changed: true }, // no status
+          { atMs: now - 3 * MS_PER_HOUR + MS_PER_MINUTE, fetchError: 'timeout' }, // no HTTP answer
           { atMs: now, httpStatus: 200, changed: true }, // exactly at the end: inside (end inclusive)
         ]),
         ...history('https://b.example/1', [
@@ -106,7 +114,10 @@ describe('GET /v1/stats window and crawl activity', () => {
             (c) => c.atMs >= startMs && c.atMs < startMs + MS_PER_HOUR && c.atMs > fromMs && c.atMs <= now,
           )
           const expected = Object.fromEntries(
-            STATUS_CLASSES.map((cls) => [cls, inHour.filter((c) => statusClassOf(c.httpStatus) === cls).length]),
+            STATUS_CLASSES.map((cls) => [
+              cls,
+              inHour.filter((c) => statusClassOf(c.httpStatus, c.fetchError) === cls).length,
+            ]),
           )
           assert.deepEqual(a.fetchesByStatusClass, expected, `${a.hourStart} (${hours} h)`)
           assert.equal(a.crawls, inHour.length)
@@ -116,7 +127,7 @@ describe('GET /v1/stats window and crawl activity', () => {
         const total = (s.crawlActivity as { crawls: number }[]).reduce((n, a) => n + a.crawls, 0)
         assert.equal(total, crawls.filter((c) => c.atMs > fromMs && c.atMs <= now).length)
       }
-      // The 6 h window, spelled out once: three 2xx, two 5xx, one of every other class.
+      // The 6 h window, spelled out once: three 2xx, two 5xx, one of every other class (a timeout is an error).
       const six = await stats(t, 6)
       const sum = Object.fromEntries(
         STATUS_CLASSES.map((cls) => [
@@ -124,7 +135,7 @@ describe('GET /v1/stats window and crawl activity', () => {
           six.crawlActivity.reduce((n: number, a) => n + a.fetchesByStatusClass[cls], 0),
         ]),
       )
-      assert.deepEqual(sum, { '1xx': 1, '2xx': 3, '3xx': 1, '4xx': 1, '5xx': 2, none: 1 })
+      assert.deepEqual(sum, { '1xx': 1, '2xx': 3, '3xx': 1, '4xx': 1, '5xx': 2, error: 1, none: 1 })
     })
   })
 
@@ -184,17 +195,24 @@ describe('GET /v1/stats fetch failures', () => {
           { atMs: T0 - 2 * MS_PER_HOUR, httpStatus: 301, changed: false },
           { atMs: T0 - MS_PER_HOUR, changed: true },
         ]),
+        ...history('https://slow.example/1', [
+          { atMs: T0 - 9 * MS_PER_HOUR, httpStatus: 200 },
+          { atMs: T0 - 6 * MS_PER_HOUR, fetchError: 'timeout' }, // no HTTP answer: a failure of its own kind
+          { atMs: T0 - 5 * MS_PER_HOUR - MS_PER_MINUTE, fetchError: 'dns' },
+        ]),
       )
       assert.deepEqual((await report(t, toItems(crawls))).rejected, [])
 
       const s = await stats(t, 48)
       assert.deepEqual(
-        s.fetchFailures.map((f) => [f.host, f.httpStatus, f.fetches, f.pages, f.lastCrawledAt]),
+        s.fetchFailures.map((f) => [f.host, f.httpStatus, f.fetchError, f.fetches, f.pages, f.lastCrawledAt]),
         [
-          ['shop.example', 503, 4, 3, iso(T0 - 2 * MS_PER_HOUR)],
-          ['blog.example', 404, 2, 1, iso(T0 - 7 * MS_PER_HOUR)],
-          ['blog.example', 500, 1, 1, iso(T0 - 3 * MS_PER_HOUR)],
-          ['blog.example', 102, 1, 1, iso(T0 - 4 * MS_PER_HOUR)],
+          ['shop.example', 503, null, 4, 3, iso(T0 - 2 * MS_PER_HOUR)],
+          ['blog.example', 404, null, 2, 1, iso(T0 - 7 * MS_PER_HOUR)],
+          ['blog.example', 500, null, 1, 1, iso(T0 - 3 * MS_PER_HOUR)],
+          ['blog.example', 102, null, 1, 1, iso(T0 - 4 * MS_PER_HOUR)],
+          ['slow.example', null, 'dns', 1, 1, iso(T0 - 5 * MS_PER_HOUR - MS_PER_MINUTE)],
+          ['slow.example', null, 'timeout', 1, 1, iso(T0 - 6 * MS_PER_HOUR)],
         ],
       )
       // A narrower window: only what falls in it.
@@ -209,7 +227,7 @@ describe('GET /v1/stats fetch failures', () => {
       // The rows add up to the failure classes of the hourly activity.
       for (const w of [s, narrow]) {
         const failedByClass = w.crawlActivity.reduce(
-          (n, a) => n + a.fetchesByStatusClass['1xx'] + a.fetchesByStatusClass['4xx'] + a.fetchesByStatusClass['5xx'],
+          (n, a) => n + FAILED_STATUS_CLASSES.reduce((m, c) => m + a.fetchesByStatusClass[c], 0),
           0,
         )
         assert.equal(

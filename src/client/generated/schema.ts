@@ -144,7 +144,7 @@ export interface paths {
         };
         /**
          * Every estimator the page history supports, with confidence intervals and the update distribution
-         * @description The online estimates from the page state, the exact MLE with its 95 % interval and exact moment matching from the stored history, the change-class probabilities, the local NHPP rate and the estimated age distribution of the update process (docs/math.md sections 1 and 2).
+         * @description The online estimates from the page state, the exact MLE with its 95 % interval and exact moment matching from the stored history, the change-class probabilities, the local NHPP rate and the estimated age distribution of the update process (https://github.com/recrawl/recrawl/blob/main/docs/math.md sections 1 and 2).
          */
         get: operations["getPageEstimates"];
         put?: never;
@@ -166,7 +166,7 @@ export interface paths {
         put?: never;
         /**
          * Report crawls in a batch
-         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (docs/math.md 1.2).
+         * @description One transaction per batch: 200 means every accepted item is durably committed. accepted + duplicates + late + rejected = items. The first crawl of a page is its baseline; from the second on, changed or contentHash is required. A page’s items within one batch are applied in crawl-time order; crawls older than what is already stored are late, and are folded in by replaying the page’s history in crawl-time order (a changed flag always refers to the crawl before it in time). Fields an item carries that the service does not know are ignored and counted in unknownFields; the item is applied. LLN and SA use the empirical crawl rate p̂ = n/T (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2).
          */
         post: operations["postObservations"];
         delete?: never;
@@ -415,6 +415,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgeCdfPoint: {
+            ageDays: number;
+            cdf: number;
+        };
+        CdfPoint: {
+            days: number;
+            cdf: number;
+        };
+        ChangeClass: {
+            name: string;
+            changesPerDay: number;
+            probability: number;
+        };
         /** @description The simulated time. */
         Clock: {
             /**
@@ -431,6 +444,22 @@ export interface components {
              */
             now: string;
         };
+        /** @description Totals of the counters of /metrics since this replica started. */
+        CounterTotals: {
+            observations: components["schemas"]["ObservationCounts"];
+            /** @description recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class. */
+            fetchesByStatusClass: components["schemas"]["FetchesByStatusClass"];
+            changesDetected: number;
+            leasesGranted: number;
+            leasesExpired: number;
+            optimizerRuns: number;
+        };
+        CrawlActivityHour: {
+            hourStart: string;
+            crawls: number;
+            changes: number;
+            fetchesByStatusClass: components["schemas"]["FetchesByStatusClass"];
+        };
         /** @description One estimator's change rate for a page. */
         Estimate: {
             /** @description An online estimator (EstimatorName), or mleExact / momentMatchingExact from the stored history. */
@@ -443,7 +472,7 @@ export interface components {
              * @enum {string}
              */
             source: "online" | "history";
-            /** @description docs/math.md section. */
+            /** @description https://github.com/recrawl/recrawl/blob/main/docs/math.md section. */
             section: string;
             note?: string;
         };
@@ -456,125 +485,45 @@ export interface components {
             /** @description Stored observations used by the history estimators (most recent first, capped). */
             historyObservations: number;
             estimators: components["schemas"]["Estimate"][];
-            changeClasses: {
-                name: string;
-                changesPerDay: number;
-                probability: number;
-            }[];
-            /** @description Localised rates from power-law NHPP fits on windows of update points (docs/math.md 2.1). */
-            localRate: {
-                /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
-                changesPerDay: number;
-                /** @enum {string} */
-                trend: "rising" | "falling" | "constant";
-                /** @description β̃ of the latest window (β̂ with 3 points or fewer). */
-                beta: number;
-                /** @description Update points in the latest window. */
-                points: number;
-                /**
-                 * @description Which estimate changesPerDay is.
-                 * @enum {string}
-                 */
-                model: "power-law" | "constant";
-                /**
-                 * Format: date-time
-                 * @description Start of the latest window.
-                 */
-                windowStart: string;
-                /** @description Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates. */
-                estimators: {
-                    /** @enum {string} */
-                    name: "mean" | "weibull" | "lambdaBar" | "duane" | "duaneCumulative";
-                    changesPerDay: number | null;
-                }[];
-                /** @description Windows of consistent trend over the whole history, oldest first (the last is the current one). */
-                windows: {
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 timestamp.
-                     */
-                    from: string;
-                    /**
-                     * Format: date-time
-                     * @description The window’s last update point.
-                     */
-                    to: string;
-                    points: number;
-                    /** @enum {string} */
-                    trend: "rising" | "falling" | "constant";
-                    beta: number;
-                    /** @description n over the window’s length. */
-                    meanChangesPerDay: number;
-                    /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
-                    endChangesPerDay: number | null;
-                }[];
-            } | null;
-            /** @description The update-interval distribution (docs/math.md 2.2); null with fewer than 10 crawls. */
-            updateDistribution: {
-                /**
-                 * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
-                 * @enum {string}
-                 */
-                method: "M2" | "M4" | "M6";
-                /** @description Why this method: the share of crawls with an age and the variation of the crawl intervals. */
-                reason: string;
-                /** @description G_U: the distribution of the content’s age at a random time. */
-                ageCdf: {
-                    ageDays: number;
-                    cdf: number;
-                }[];
-                /** @description F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0). */
-                intervalCdf: {
-                    intervalDays: number;
-                    cdf: number;
-                }[] | null;
-                /** @description Crawl interval Δ when G_U is known only at its multiples (M4). */
-                latticeDays: number | null;
-                /** @description 1/g_U(0); null when not identified. */
-                meanUpdateIntervalDays: number | null;
-                /** @description Upper bound of the mean update interval, x/G_U(x) at the first point. */
-                meanUpdateIntervalBoundDays: number | null;
-                /** @description CV of the update intervals, from E[A] = μE[U²]/2. */
-                coefficientOfVariation: number | null;
-                /** @description What the data identify and what they do not. */
-                note: string;
-                /** @description Test of the Poisson hypothesis (docs/math.md 2.2). */
-                poissonFit: {
-                    /** @enum {string} */
-                    verdict: "consistent-with-poisson" | "not-poisson" | "cannot-tell";
-                    /** @description The Poisson model’s rate estimate the curve is compared with. */
-                    changesPerDay: number | null;
-                    /** @description sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified. */
-                    distance: number | null;
-                    /** @description 95th percentile of the distance for Poisson pages with the same crawls. */
-                    distanceBand95: number | null;
-                    /** @description Parametric-bootstrap p-value of the distance. */
-                    pValue: number | null;
-                    /** @description not-poisson when pValue ≤ level. */
-                    level: number;
-                    bootstrapSamples: number;
-                    note: string;
-                };
-                /** @description M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples. */
-                comparisons: {
-                    /** @enum {string} */
-                    method: "M1" | "M3" | "M5";
-                    /** @enum {string} */
-                    estimates: "F_U" | "G_U";
-                    points: {
-                        days: number;
-                        cdf: number;
-                    }[];
-                    meanDays: number | null;
-                    note: string;
-                }[];
-            } | null;
+            changeClasses: components["schemas"]["ChangeClass"][];
+            /** @description Localised rates from power-law NHPP fits on windows of update points (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.1). */
+            localRate: components["schemas"]["LocalRate"] | null;
+            /** @description The update-interval distribution (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2); null with fewer than 10 crawls. */
+            updateDistribution: components["schemas"]["UpdateDistribution"] | null;
         };
         /**
-         * @description The change-rate estimator that drives scheduling (docs/math.md section 1).
+         * @description The change-rate estimator that drives scheduling (https://github.com/recrawl/recrawl/blob/main/docs/math.md section 1).
          * @enum {string}
          */
         EstimatorName: "naive" | "lln" | "sa" | "mle" | "mleAdaptive" | "momentMatching" | "choGm" | "lastModified";
+        FetchFailure: {
+            host: string;
+            /** @description The failed status; null for a fetch without an HTTP answer. */
+            httpStatus: number | null;
+            /** @description Why the fetch got no HTTP answer; null when it got a status. */
+            fetchError: ("timeout" | "dns" | "connection" | "tls" | "other") | null;
+            /** @description Stored crawls of the host with this status or fetch error in the window. */
+            fetches: number;
+            /** @description Distinct pages among them. */
+            pages: number;
+            lastCrawledAt: string;
+        };
+        /** @description Crawl reports by the class of the httpStatus the crawler reported (error: a fetchError, no HTTP answer; none: reported with neither); the status_class label of recrawl_fetches_total. */
+        FetchesByStatusClass: {
+            "1xx": number;
+            "2xx": number;
+            "3xx": number;
+            "4xx": number;
+            "5xx": number;
+            error: number;
+            none: number;
+        };
+        /** @description One bad field of a request. */
+        FieldProblem: {
+            /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
+            path: string;
+            message: string;
+        };
         /** @description The process serves requests. */
         Health: {
             /** @constant */
@@ -598,7 +547,7 @@ export interface components {
         };
         /** @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given. */
         HostLimits: {
-            /** @description Cap on the host’s total crawl rate (docs/math.md 3.2); null or absent = none. */
+            /** @description Cap on the host’s total crawl rate (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.2); null or absent = none. */
             maxCrawlsPerDay?: number | null;
             /** @description Minimum time between two leased pages of the host; null or absent = none. */
             minDelaySeconds?: number | null;
@@ -606,6 +555,16 @@ export interface components {
         /** @description Every host with limits or pacing, by name. */
         HostList: {
             hosts: components["schemas"]["Host"][];
+        };
+        IntervalCdfPoint: {
+            intervalDays: number;
+            cdf: number;
+        };
+        /** @description An item of a batch, by position, and what happened to it. */
+        ItemNote: {
+            /** @description Position of the item in the batch. */
+            index: number;
+            reason: string;
         };
         /** @description The unexpired lease holding a page. */
         Lease: {
@@ -630,10 +589,7 @@ export interface components {
         };
         /** @description A heartbeat: keep the pages of the lease for longer. */
         LeaseExtension: {
-            /**
-             * @description The lease now expires this long from now.
-             * @default 300
-             */
+            /** @description The lease now expires this long from now. Default: 300. */
             leaseSeconds?: number;
         };
         /** @description Due pages handed out under one lease. */
@@ -665,15 +621,9 @@ export interface components {
         LeaseRequest: {
             /** @description Name of the crawler taking the lease (shown on leased pages). */
             worker: string;
-            /**
-             * @description Most pages to hand out.
-             * @default 100
-             */
+            /** @description Most pages to hand out. Default: 100. */
             limit?: number;
-            /**
-             * @description Lease lifetime; unfinished pages return to the pool after it.
-             * @default 300
-             */
+            /** @description Lease lifetime; unfinished pages return to the pool after it. Default: 300. */
             leaseSeconds?: number;
             /** @description Only pages of these hosts. */
             hosts?: string[];
@@ -698,6 +648,59 @@ export interface components {
             ifNoneMatch: string | null;
             /** @description The If-Modified-Since header to send, ready as it is: lastModified as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`). */
             ifModifiedSince: string | null;
+        };
+        /** @description The LLN estimator’s step. */
+        LlnSettings: {
+            /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+            alpha: ("1/k" | "1/sqrt(k)") | number;
+        };
+        /** @description Any of the LLN settings. */
+        LlnSettingsPatch: {
+            /** @description LLN regulariser α_k (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
+            alpha?: ("1/k" | "1/sqrt(k)") | number;
+        };
+        LocalRate: {
+            /** @description The current rate: λ̌(now) with a rising or falling trend, n/T over the window with none. */
+            changesPerDay: number;
+            /** @enum {string} */
+            trend: "rising" | "falling" | "constant";
+            /** @description β̃ of the latest window (β̂ with 3 points or fewer). */
+            beta: number;
+            /** @description Update points in the latest window. */
+            points: number;
+            /**
+             * @description Which estimate changesPerDay is.
+             * @enum {string}
+             */
+            model: "power-law" | "constant";
+            /**
+             * Format: date-time
+             * @description Start of the latest window.
+             */
+            windowStart: string;
+            /** @description Every estimate of the latest window’s rate now (Singh 2007): n/T, λ̌, λ̄, the Duane plot’s instantaneous and cumulative rates. */
+            estimators: components["schemas"]["LocalRateEstimate"][];
+            /** @description Windows of consistent trend over the whole history, oldest first (the last is the current one). */
+            windows: components["schemas"]["TrendWindow"][];
+        };
+        LocalRateEstimate: {
+            /** @enum {string} */
+            name: "mean" | "weibull" | "lambdaBar" | "duane" | "duaneCumulative";
+            changesPerDay: number | null;
+        };
+        /** @description Not ready: a problem (application/problem+json), with the pending migrations when there are any. */
+        NotReady: {
+            /** @description A URI naming the problem kind. */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @description Every bad field, for invalid input. */
+            errors?: components["schemas"]["FieldProblem"][];
+            /** @enum {string} */
+            database?: "postgres" | "embedded";
+            /** @description Migrations not yet applied (absent when the database could not be reached). */
+            pendingMigrations?: string[];
         };
         /** @description One stored crawl of a page. */
         Observation: {
@@ -728,6 +731,12 @@ export interface components {
             /** @description At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied. */
             observations: components["schemas"]["ObservationReport"][];
         };
+        ObservationCounts: {
+            accepted: number;
+            duplicate: number;
+            late: number;
+            rejected: number;
+        };
         /** @description A page's observations, newest first, one response of a cursor listing. */
         ObservationList: {
             observations: components["schemas"]["Observation"][];
@@ -743,21 +752,13 @@ export interface components {
             /** @description Older than the page’s latest crawl: stored, and folded in by replaying the page’s history in crawl-time order. */
             late: number;
             /** @description Not stored. */
-            rejected: {
-                /** @description Position of the item in the batch. */
-                index: number;
-                reason: string;
-            }[];
+            rejected: components["schemas"]["ItemNote"][];
             /** @description Fields the service does not know, ignored (the items are applied): each name with the number of items that carried it. Only present when there were some. */
             unknownFields?: {
                 [key: string]: number;
             };
             /** @description Items stored and applied whose leaseId did not complete a lease on the page (malformed, unknown or already completed, expired, or the page was handed out again). The crawl is never lost because of its lease. */
-            leaseNotCompleted: {
-                /** @description Position of the item in the batch. */
-                index: number;
-                reason: string;
-            }[];
+            leaseNotCompleted: components["schemas"]["ItemNote"][];
         };
         /** @description One crawl of one page. Fields not listed here are ignored, and counted in the receipt’s unknownFields. */
         ObservationReport: {
@@ -776,7 +777,7 @@ export interface components {
             lastModified?: string;
             /** @description HTTP ETag of the response (kept for a conditional request next time). */
             etag?: string;
-            /** @description HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (docs/api.md "Fetch outcomes"). */
+            /** @description HTTP status of the response. 304 = unchanged; 301/308 need redirectTo; 404/410/429/5xx are failures (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
             httpStatus?: number;
             /**
              * @description The fetch got no HTTP answer: a timeout, DNS, connection, TLS or other error.
@@ -807,6 +808,59 @@ export interface components {
             durationMs: number;
             /** @description Pages whose rate changed and were re-timed. */
             pagesRetimed: number;
+        };
+        OptimizerRunSummary: {
+            id: string;
+            startedAt: string;
+            durationMs: number;
+            trigger: string;
+            objective: string;
+            lambda: number | null;
+            pages: number;
+            pagesCrawled: number;
+            budgetCrawlsPerDay: number;
+            expectedFreshness: number | null;
+            pagesRetimed: number;
+        };
+        /** @description The stored multiplier λ and when it was solved. */
+        OptimizerState: {
+            lambda: number | null;
+            solvedAt: string | null;
+        };
+        /** @description What fetch outcomes do to a page (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
+        OutcomeSettings: {
+            /** @description Consecutive 404 answers after which a page is gone. */
+            goneAfterNotFound: number;
+            /** @description Consecutive 410 answers after which a page is gone. */
+            goneAfterGone: number;
+            /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
+            goneRecheckDays: number;
+            /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
+            retryAfterErrorSeconds: number;
+            /** @description The retry wait stops growing at the larger of this and the page's period. */
+            maxRetryIntervalDays: number;
+            /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
+            followRedirects: boolean;
+        };
+        /** @description Any of the fetch-outcome settings, merged key by key. */
+        OutcomeSettingsPatch: {
+            /** @description Consecutive 404 answers after which a page is gone. */
+            goneAfterNotFound?: number;
+            /** @description Consecutive 410 answers after which a page is gone. */
+            goneAfterGone?: number;
+            /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
+            goneRecheckDays?: number;
+            /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
+            retryAfterErrorSeconds?: number;
+            /** @description The retry wait stops growing at the larger of this and the page's period. */
+            maxRetryIntervalDays?: number;
+            /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
+            followRedirects?: boolean;
+        };
+        OverdueHost: {
+            host: string;
+            pagesOverdue: number;
+            oldestOverdueAgeSeconds: number;
         };
         /** @description A paced host whose due pages wait for its turn. */
         PacedHost: {
@@ -855,7 +909,7 @@ export interface components {
             crawlsPerDay: number | null;
             /** @description When the rate schedules the next crawl: periodic schedule, lastCrawledAt + 1/crawlsPerDay days; Poisson schedule, lastCrawledAt + an exponential draw with rate crawlsPerDay; before the first crawl, due at once; null = never (rate 0). */
             nextCrawlAt: string | null;
-            /** @description When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (docs/math.md 3.6). */
+            /** @description When leases hand the page out: nextCrawlAt, except that recrawl crawls a page seen only once again after at most pages/budget days (exploration), probes a page whose every interval saw a change after half its shortest interval, and then waits the time the probe saved (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.6). */
             dueAt: string | null;
             /** @description Expected fraction of time the stored copy is fresh at crawlsPerDay under the running schedule. */
             expectedFreshness: number | null;
@@ -878,7 +932,7 @@ export interface components {
             etag: string | null;
             /** @description Last-Modified of the latest successful fetch (If-Modified-Since). */
             lastModified: string | null;
-            /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
+            /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
             noisy: boolean;
         };
         /** @description Pages to register or update; any invalid item → 400 and nothing is written. */
@@ -897,6 +951,11 @@ export interface components {
             /** @description Pass as cursor for the next items; null at the end. */
             nextCursor: string | null;
         };
+        /** @description An item of the release, by position, that the lease does not hold. */
+        PageNotHeld: {
+            index: number;
+            reason: string;
+        };
         /** @description A page to register or update: importance and bounds replace the stored ones (absent = default). */
         PageRegistration: {
             /** @description Absolute http(s) URL. */
@@ -908,29 +967,54 @@ export interface components {
             /** @description The page’s own upper bound; null or absent = the settings’ maxCrawlsPerDay. */
             maxCrawlsPerDay?: number | null;
         };
+        /** @description One page given back, and why. */
+        PageRelease: {
+            /** @description Page id, as in the lease. */
+            id: string;
+            /**
+             * @description retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.
+             * @enum {string}
+             */
+            reason: "retry" | "skip";
+            /** @description With retry: not before this long from now. */
+            retryAfterSeconds?: number;
+        };
+        /** @description Pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
+        PagesByStatus: {
+            active: number;
+            failing: number;
+            gone: number;
+            redirected: number;
+            /** @description Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing. */
+            noisy: number;
+        };
         /** @description Pages of the lease given back without a crawl, each with a reason. */
         PagesRelease: {
-            pages: {
-                /** @description Page id, as in the lease. */
-                id: string;
-                /**
-                 * @description retry: the page stays due (or is due after retryAfterSeconds); skip: due again one period from now.
-                 * @enum {string}
-                 */
-                reason: "retry" | "skip";
-                /** @description With retry: not before this long from now. */
-                retryAfterSeconds?: number;
-            }[];
+            pages: components["schemas"]["PageRelease"][];
         };
         /** @description What giving pages back did. */
         PagesReleased: {
             /** @description Pages given back. */
             released: number;
             /** @description Items the lease does not hold (any more). */
-            notHeld: {
-                index: number;
-                reason: string;
-            }[];
+            notHeld: components["schemas"]["PageNotHeld"][];
+        };
+        /** @description Test of the Poisson hypothesis (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2). */
+        PoissonFit: {
+            /** @enum {string} */
+            verdict: "consistent-with-poisson" | "not-poisson" | "cannot-tell";
+            /** @description The Poisson model’s rate estimate the curve is compared with. */
+            changesPerDay: number | null;
+            /** @description sup |Ĝ_U(x) − (1 − e^{−μ̂x})| where G_U is identified. */
+            distance: number | null;
+            /** @description 95th percentile of the distance for Poisson pages with the same crawls. */
+            distanceBand95: number | null;
+            /** @description Parametric-bootstrap p-value of the distance. */
+            pValue: number | null;
+            /** @description not-poisson when pValue ≤ level. */
+            level: number;
+            bootstrapSamples: number;
+            note: string;
         };
         /** @description RFC 9457 problem details, sent as application/problem+json. */
         Problem: {
@@ -940,20 +1024,37 @@ export interface components {
             status: number;
             detail: string;
             /** @description Every bad field, for invalid input. */
-            errors?: {
-                /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
-                path: string;
-                message: string;
-            }[];
+            errors?: components["schemas"]["FieldProblem"][];
+        };
+        RateHistogram: {
+            /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
+            edgesPerDay: number[];
+            counts: number[];
+            /** @description Pages with a rate below the first edge (zeros included). */
+            below: number;
+            /** @description Pages with a rate at or above the last edge. */
+            above: number;
+            /** @description Pages without the rate. */
+            unknown: number;
         };
         /** @description Whether the database is reachable and fully migrated. */
         Readiness: {
             /** @enum {string} */
-            status: "ready" | "not ready";
+            status: "ready";
             /** @enum {string} */
             database: "postgres" | "embedded";
             /** @description Migrations not yet applied; the service is ready when there is none. */
             pendingMigrations: string[];
+        };
+        /** @description The SA estimator’s step. */
+        SaSettings: {
+            /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
+            gamma: number;
+        };
+        /** @description Any of the SA settings. */
+        SaSettingsPatch: {
+            /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
+            gamma?: number;
         };
         /** @description Upcoming crawls in due order. */
         Schedule: {
@@ -971,12 +1072,12 @@ export interface components {
             dueAt: string;
             crawlsPerDay: number | null;
         };
-        /** @description Operator settings, shared by every replica (docs/api.md "Settings"). */
+        /** @description Operator settings, shared by every replica (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Settings"). */
         Settings: {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay: number;
             /**
-             * @description Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
+             * @description Optimiser objective (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
              * @enum {string}
              */
             objective: "freshness" | "freshness-periodic" | "harmonic" | "freshness-renewal";
@@ -988,7 +1089,7 @@ export interface components {
             estimator: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
             fleetPrior: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay: number;
@@ -1004,57 +1105,17 @@ export interface components {
             handOutBurstHours: number;
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages: boolean;
-            lln: {
-                /** @description LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
-                alpha: ("1/k" | "1/sqrt(k)") | number;
-            };
-            sa: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3). */
-                gamma: number;
-            };
-            /** @description What fetch outcomes do to a page (docs/api.md "Fetch outcomes"). */
-            outcomes: {
-                /** @description Consecutive 404 answers after which a page is gone. */
-                goneAfterNotFound: number;
-                /** @description Consecutive 410 answers after which a page is gone. */
-                goneAfterGone: number;
-                /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
-                goneRecheckDays: number;
-                /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
-                retryAfterErrorSeconds: number;
-                /** @description The retry wait stops growing at the larger of this and the page's period. */
-                maxRetryIntervalDays: number;
-                /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
-                followRedirects: boolean;
-            };
-            /** @description How a page URL is made canonical (docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
-            urls: {
-                /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
-                sortQueryParameters: boolean;
-                /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
-                dropQueryParameters: string[];
-                /** @description Drop a `?` with nothing after it. */
-                dropEmptyQuery: boolean;
-                /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
-                normalizePercentEncoding: boolean;
-                /** @description `example.com.` is `example.com`. */
-                dropTrailingDotInHost: boolean;
-                /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
-                dropWww: boolean;
-                /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
-                dropTrailingSlash: boolean;
-                /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
-                collapseSlashes: boolean;
-                /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
-                lowercasePath: boolean;
-            };
+            lln: components["schemas"]["LlnSettings"];
+            sa: components["schemas"]["SaSettings"];
+            outcomes: components["schemas"]["OutcomeSettings"];
+            urls: components["schemas"]["UrlRules"];
         };
         /** @description A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400. */
         SettingsPatch: {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay?: number;
             /**
-             * @description Optimiser objective (docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
+             * @description Optimiser objective (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1, 3.3, 3.4, 3.5). freshness-renewal: periodic crawling with each page's fitted age law (Poisson where its crawls do not show another).
              * @enum {string}
              */
             objective?: "freshness" | "freshness-periodic" | "harmonic" | "freshness-renewal";
@@ -1066,7 +1127,7 @@ export interface components {
             estimator?: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay?: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
             fleetPrior?: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay?: number;
@@ -1082,48 +1143,10 @@ export interface components {
             handOutBurstHours?: number;
             /** @description Observations for unknown URLs register the page (importance 1); false rejects those items. */
             registerUnknownPages?: boolean;
-            lln?: {
-                /** @description LLN regulariser α_k (docs/math.md 1.2): "1/k", "1/sqrt(k)" or a constant in (0, 1) (a constant is not consistent). */
-                alpha?: ("1/k" | "1/sqrt(k)") | number;
-            };
-            sa?: {
-                /** @description SA step exponent γ: η_k = 1/(k+1)^γ (docs/math.md 1.3). */
-                gamma?: number;
-            };
-            outcomes?: {
-                /** @description Consecutive 404 answers after which a page is gone. */
-                goneAfterNotFound?: number;
-                /** @description Consecutive 410 answers after which a page is gone. */
-                goneAfterGone?: number;
-                /** @description A gone or redirected page is fetched again after this many days, then after twice the wait before on each recheck that finds it still out, up to the larger of 365 days and this (a 2xx or 304 brings it back); 0 = never again. */
-                goneRecheckDays?: number;
-                /** @description First retry after a 5xx, a timeout or a network error; the wait doubles with every further failure. */
-                retryAfterErrorSeconds?: number;
-                /** @description The retry wait stops growing at the larger of this and the page's period. */
-                maxRetryIntervalDays?: number;
-                /** @description A 301 or 308 with redirectTo registers the target page (with the importance of the source). */
-                followRedirects?: boolean;
-            };
-            urls?: {
-                /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
-                sortQueryParameters?: boolean;
-                /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
-                dropQueryParameters?: string[];
-                /** @description Drop a `?` with nothing after it. */
-                dropEmptyQuery?: boolean;
-                /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
-                normalizePercentEncoding?: boolean;
-                /** @description `example.com.` is `example.com`. */
-                dropTrailingDotInHost?: boolean;
-                /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
-                dropWww?: boolean;
-                /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
-                dropTrailingSlash?: boolean;
-                /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
-                collapseSlashes?: boolean;
-                /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
-                lowercasePath?: boolean;
-            };
+            lln?: components["schemas"]["LlnSettingsPatch"];
+            sa?: components["schemas"]["SaSettingsPatch"];
+            outcomes?: components["schemas"]["OutcomeSettingsPatch"];
+            urls?: components["schemas"]["UrlRulesPatch"];
         };
         /** @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series. */
         Stats: {
@@ -1132,20 +1155,12 @@ export interface components {
             pages: number;
             /** @description Pages under an unexpired lease. */
             pagesLeased: number;
-            /** @description Pages by status (docs/api.md "Fetch outcomes"). */
-            pagesByStatus: {
-                active: number;
-                failing: number;
-                gone: number;
-                redirected: number;
-                /** @description Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing. */
-                noisy: number;
-            };
+            pagesByStatus: components["schemas"]["PagesByStatus"];
             /** @description Due (dueAt ≤ now) and not under an unexpired lease. */
             pagesOverdue: number;
             /** @description How long the most overdue page has been due; 0 when none is. */
             oldestOverdueAgeSeconds: number;
-            /** @description Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages. */
+            /** @description Σμ·f(ρ)/Σμ of the current rates under the running schedule (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages. */
             expectedFreshness: number | null;
             /** @enum {string} */
             schedule: "periodic" | "poisson";
@@ -1155,125 +1170,308 @@ export interface components {
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
-            /** @description Totals of the counters of /metrics since this replica started. */
-            counters: {
-                observations: {
-                    accepted: number;
-                    duplicate: number;
-                    late: number;
-                    rejected: number;
-                };
-                /** @description recrawl_fetches_total: reports not rejected (accepted, late or duplicate) by reported status class. */
-                fetchesByStatusClass: {
-                    "1xx": number;
-                    "2xx": number;
-                    "3xx": number;
-                    "4xx": number;
-                    "5xx": number;
-                    none: number;
-                };
-                changesDetected: number;
-                leasesGranted: number;
-                leasesExpired: number;
-                optimizerRuns: number;
-            };
+            counters: components["schemas"]["CounterTotals"];
             windowHours: number;
             /** @description Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock. */
             windowStart: string;
             /** @description End of the window (inclusive, RFC 3339): the service clock when the details were computed. */
             windowEnd: string;
-            /** @description The stored multiplier λ and when it was solved. */
-            optimizer: {
-                lambda: number | null;
-                solvedAt: string | null;
-            };
+            optimizer: components["schemas"]["OptimizerState"];
             /** @description Pages by estimated changesPerDay (log10 bins, 4 per decade). */
-            changeRateHistogram: {
-                /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
-                edgesPerDay: number[];
-                counts: number[];
-                /** @description Pages with a rate below the first edge (zeros included). */
-                below: number;
-                /** @description Pages with a rate at or above the last edge. */
-                above: number;
-                /** @description Pages without the rate. */
-                unknown: number;
-            };
+            changeRateHistogram: components["schemas"]["RateHistogram"];
             /** @description Pages by crawlsPerDay (log10 bins, 4 per decade). */
-            crawlRateHistogram: {
-                /** @description bins + 1 log-spaced bin edges, per day; bin i counts rates in [edges[i], edges[i+1]). */
-                edgesPerDay: number[];
-                counts: number[];
-                /** @description Pages with a rate below the first edge (zeros included). */
-                below: number;
-                /** @description Pages with a rate at or above the last edge. */
-                above: number;
-                /** @description Pages without the rate. */
-                unknown: number;
-            };
+            crawlRateHistogram: components["schemas"]["RateHistogram"];
             /** @description The latest optimiser runs, newest first. */
-            optimizerRuns: {
-                id: string;
-                startedAt: string;
-                durationMs: number;
-                trigger: string;
-                objective: string;
-                lambda: number | null;
-                pages: number;
-                pagesCrawled: number;
-                budgetCrawlsPerDay: number;
-                expectedFreshness: number | null;
-                pagesRetimed: number;
-            }[];
+            optimizerRuns: components["schemas"]["OptimizerRunSummary"][];
             /** @description Hosts with the most overdue pages. */
-            topOverdueHosts: {
-                host: string;
-                pagesOverdue: number;
-                oldestOverdueAgeSeconds: number;
-            }[];
-            /** @description Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window. */
-            series: {
-                bucketSeconds: number;
-                points: {
-                    at: string;
-                    pages: number;
-                    pagesOverdue: number;
-                    oldestOverdueAgeSeconds: number;
-                    expectedFreshness: number | null;
-                    budgetCrawlsPerDay: number;
-                    plannedCrawlsPerDay: number;
-                    crawlsPerDayLastHour: number;
-                }[];
-            };
+            topOverdueHosts: components["schemas"]["OverdueHost"][];
+            series: components["schemas"]["StatsSeries"];
             /** @description Every hour of the window by crawl time: crawls stored, changes detected among them and the crawls by reported HTTP status class, from the observation history (0 for hours without crawls). The first hour starts at or before windowStart and counts only crawls after it. */
-            crawlActivity: {
-                hourStart: string;
-                crawls: number;
-                changes: number;
-                /** @description Crawl reports by the class of the httpStatus the crawler reported (none: reported without one); the status_class label of recrawl_fetches_total. */
-                fetchesByStatusClass: {
-                    "1xx": number;
-                    "2xx": number;
-                    "3xx": number;
-                    "4xx": number;
-                    "5xx": number;
-                    none: number;
-                };
-            }[];
-            /** @description Failed fetches (a reported status outside 200…399) in the window by host and status, most first (at most 20 rows). */
-            fetchFailures: {
-                host: string;
-                httpStatus: number;
-                /** @description Stored crawls of the host with this status in the window. */
-                fetches: number;
-                /** @description Distinct pages among them. */
-                pages: number;
-                lastCrawledAt: string;
-            }[];
+            crawlActivity: components["schemas"]["CrawlActivityHour"][];
+            /** @description Failed fetches (a reported status outside 200…399, or a fetchError: no HTTP answer) in the window by host and status or fetch error, most first (at most 20 rows). */
+            fetchFailures: components["schemas"]["FetchFailure"][];
+        };
+        /** @description Snapshots stored at most once a minute (whenever one is taken, and every minute by the service), averaged into at most 300 buckets over the window. */
+        StatsSeries: {
+            bucketSeconds: number;
+            points: components["schemas"]["StatsSeriesPoint"][];
+        };
+        StatsSeriesPoint: {
+            at: string;
+            pages: number;
+            pagesOverdue: number;
+            oldestOverdueAgeSeconds: number;
+            expectedFreshness: number | null;
+            budgetCrawlsPerDay: number;
+            plannedCrawlsPerDay: number;
+            crawlsPerDayLastHour: number;
+        };
+        TrendWindow: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The window’s last update point.
+             */
+            to: string;
+            points: number;
+            /** @enum {string} */
+            trend: "rising" | "falling" | "constant";
+            beta: number;
+            /** @description n over the window’s length. */
+            meanChangesPerDay: number;
+            /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
+            endChangesPerDay: number | null;
+        };
+        UpdateDistribution: {
+            /**
+             * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
+             * @enum {string}
+             */
+            method: "M2" | "M4" | "M6";
+            /** @description Why this method: the share of crawls with an age and the variation of the crawl intervals. */
+            reason: string;
+            /** @description G_U: the distribution of the content’s age at a random time. */
+            ageCdf: components["schemas"]["AgeCdfPoint"][];
+            /** @description F_U(x) = 1 − g_U(x)/g_U(0): the distribution of the time between updates; null when the data do not identify g_U(0). */
+            intervalCdf: components["schemas"]["IntervalCdfPoint"][] | null;
+            /** @description Crawl interval Δ when G_U is known only at its multiples (M4). */
+            latticeDays: number | null;
+            /** @description 1/g_U(0); null when not identified. */
+            meanUpdateIntervalDays: number | null;
+            /** @description Upper bound of the mean update interval, x/G_U(x) at the first point. */
+            meanUpdateIntervalBoundDays: number | null;
+            /** @description CV of the update intervals, from E[A] = μE[U²]/2. */
+            coefficientOfVariation: number | null;
+            /** @description What the data identify and what they do not. */
+            note: string;
+            poissonFit: components["schemas"]["PoissonFit"];
+            /** @description M1 and M3, the estimators of earlier work (biased unless Poisson), and M5, which repairs M3’s samples. */
+            comparisons: components["schemas"]["UpdateDistributionComparison"][];
+        };
+        UpdateDistributionComparison: {
+            /** @enum {string} */
+            method: "M1" | "M3" | "M5";
+            /** @enum {string} */
+            estimates: "F_U" | "G_U";
+            points: components["schemas"]["CdfPoint"][];
+            meanDays: number | null;
+            note: string;
+        };
+        /** @description How a page URL is made canonical (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Conventions"). A change renames stored pages to their new canonical URL; a change that would merge two stored pages is refused (422). */
+        UrlRules: {
+            /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
+            sortQueryParameters: boolean;
+            /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
+            dropQueryParameters: string[];
+            /** @description Drop a `?` with nothing after it. */
+            dropEmptyQuery: boolean;
+            /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
+            normalizePercentEncoding: boolean;
+            /** @description `example.com.` is `example.com`. */
+            dropTrailingDotInHost: boolean;
+            /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
+            dropWww: boolean;
+            /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
+            dropTrailingSlash: boolean;
+            /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
+            collapseSlashes: boolean;
+            /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
+            lowercasePath: boolean;
+        };
+        /** @description Any of the URL rules, merged key by key. */
+        UrlRulesPatch: {
+            /** @description Sort query parameters by name (a stable sort: parameters of one name keep their order). */
+            sortQueryParameters?: boolean;
+            /** @description Query parameters to drop (tracking): exact names, or prefixes ending in *; matched ignoring ASCII case. */
+            dropQueryParameters?: string[];
+            /** @description Drop a `?` with nothing after it. */
+            dropEmptyQuery?: boolean;
+            /** @description In path and query: decode escapes of unreserved characters (A-Z a-z 0-9 - . _ ~), upper-case the hex of the others. */
+            normalizePercentEncoding?: boolean;
+            /** @description `example.com.` is `example.com`. */
+            dropTrailingDotInHost?: boolean;
+            /** @description Drop a leading `www.` label from the host (off by default: some sites serve other pages there). */
+            dropWww?: boolean;
+            /** @description `/a/` is `/a` (off by default: some sites serve other pages there). The root path `/` stays. */
+            dropTrailingSlash?: boolean;
+            /** @description `/a//b` is `/a/b` (off by default: some sites serve other pages there). */
+            collapseSlashes?: boolean;
+            /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
+            lowercasePath?: boolean;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description Invalid input: errors lists every bad field; nothing was changed. */
+        InvalidInput: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No valid API key: missing, unknown or revoked. */
+        Unauthenticated: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key’s role does not allow this route. */
+        Forbidden: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No page with this id. */
+        NotFound: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
+        Conflict: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
+        TooLarge: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
+        Unprocessable: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
+        RateLimited: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Internal error; the service log has the request id. */
+        InternalError: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database is unavailable; nothing was changed, retry later. */
+        Unavailable: {
+            headers: {
+                /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. Only when a limit is set. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Host name as pages carry it (lower case, with a port when not the default). */
+        HostPath: string;
+        /** @description Page id, as returned in Page.id; an id that names no page is 404. */
+        IdPath: string;
+        /** @description leaseId from POST /v1/leases */
+        LeaseIdPath: string;
+        /** @description Items per response, default 100; values above 1000 are served as 1000. */
+        LimitQuery: number;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1318,14 +1516,15 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem). */
+            /** @description Not ready: migrations are pending (pendingMigrations lists them), or the database is unreachable. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Readiness"];
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotReady"];
                 };
             };
         };
@@ -1338,7 +1537,7 @@ export interface operations {
                 /** @description nextCursor of the previous response. */
                 cursor?: string;
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
             };
             header?: never;
             path?: never;
@@ -1376,102 +1575,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putPages: {
@@ -1502,147 +1611,15 @@ export interface operations {
                     "application/json": components["schemas"]["PageBatchResult"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPageByUrl: {
@@ -1687,38 +1664,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No page with this URL. */
             404: {
                 headers: {
@@ -1734,70 +1681,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPage: {
@@ -1806,7 +1693,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -1827,132 +1714,14 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deletePage: {
@@ -1961,7 +1730,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -1980,132 +1749,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPageObservations: {
@@ -2114,12 +1765,12 @@ export interface operations {
                 /** @description nextCursor of the previous response (an RFC 3339 crawl time). */
                 before?: string;
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
             };
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -2155,117 +1806,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPageEstimates: {
@@ -2274,7 +1821,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Page id, as returned in Page.id; an id that names no page is 404. */
-                id: string;
+                id: components["parameters"]["IdPath"];
             };
             cookie?: never;
         };
@@ -2295,132 +1842,14 @@ export interface operations {
                     "application/json": components["schemas"]["Estimates"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No page with this id. */
-            404: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postObservations: {
@@ -2466,132 +1895,14 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -2618,117 +1929,13 @@ export interface operations {
                     "application/json": components["schemas"]["Settings"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     patchSettings: {
@@ -2760,7 +1967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Settings"];
                 };
             };
-            /** @description Unknown key, bad value (docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed. */
+            /** @description Unknown key, bad value (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Input limits"), or merged settings that are invalid as a whole; nothing was changed. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
@@ -2775,53 +1982,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
             /** @description The budget is less than the pages’ minimum crawl rates need, or new URL rules would give two stored pages or host limits one name; nothing was changed. */
             422: {
                 headers: {
@@ -2837,55 +2000,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getClock: {
@@ -2912,117 +2029,13 @@ export interface operations {
                     "application/json": components["schemas"]["Clock"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     setClock: {
@@ -3068,117 +2081,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     takeLease: {
@@ -3209,117 +2118,13 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseGrant"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     releaseLease: {
@@ -3328,7 +2133,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -3364,38 +2169,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
@@ -3411,70 +2186,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     extendLease: {
@@ -3483,7 +2198,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -3523,38 +2238,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description No active lease with this id (completed, expired or unknown). */
             404: {
                 headers: {
@@ -3570,70 +2255,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     releaseLeasePages: {
@@ -3642,7 +2267,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description leaseId from POST /v1/leases */
-                leaseId: string;
+                leaseId: components["parameters"]["LeaseIdPath"];
             };
             cookie?: never;
         };
@@ -3682,109 +2307,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSchedule: {
         parameters: {
             query?: {
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
-                limit?: number;
+                limit?: components["parameters"]["LimitQuery"];
                 /** @description RFC 3339: only crawls due up to this time. */
                 until?: string;
             };
@@ -3824,102 +2359,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     runOptimizer: {
@@ -3946,53 +2391,9 @@ export interface operations {
                     "application/json": components["schemas"]["OptimizerRun"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description The pages’ lower bounds need more than the budget or a host’s cap, or the optimiser cannot represent the solution; nothing was changed. */
             422: {
                 headers: {
@@ -4008,55 +2409,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listHosts: {
@@ -4083,117 +2438,13 @@ export interface operations {
                     "application/json": components["schemas"]["HostList"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putHost: {
@@ -4202,7 +2453,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Host name as pages carry it (lower case, with a port when not the default). */
-                host: string;
+                host: components["parameters"]["HostPath"];
             };
             cookie?: never;
         };
@@ -4227,147 +2478,15 @@ export interface operations {
                     "application/json": components["schemas"]["Host"];
                 };
             };
-            /** @description Invalid input: errors lists every bad field; nothing was changed. */
-            400: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
-            409: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
-            413: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteHost: {
@@ -4376,7 +2495,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Host name as pages carry it (lower case, with a port when not the default). */
-                host: string;
+                host: components["parameters"]["HostPath"];
             };
             cookie?: never;
         };
@@ -4410,38 +2529,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             /** @description The host has no limits. */
             404: {
                 headers: {
@@ -4457,70 +2546,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getMetrics: {
@@ -4585,102 +2614,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid API key: missing, unknown or revoked. */
-            401: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key’s role does not allow this route. */
-            403: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
-            422: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
-            429: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Internal error; the service log has the request id. */
-            500: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable; nothing was changed, retry later. */
-            503: {
-                headers: {
-                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. Only when a limit is set. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -2,7 +2,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { readiness } from '../../domain/health.ts'
 import { json, unavailable } from '../responses.ts'
-import { healthSchema, readinessSchema } from '../schemas.ts'
+import { problem } from '../problems.ts'
+import { healthSchema, notReadySchema, readinessSchema } from '../schemas.ts'
+
+/** How long a load balancer should wait before asking again while migrations are pending. */
+const READYZ_RETRY_AFTER_SECONDS = 5
 
 export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 'postgres' | 'embedded' }> = async (
   app,
@@ -28,17 +32,23 @@ export const healthRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool; databaseKind: 
       response: {
         200: json('Ready: the database is reachable and fully migrated.', readinessSchema),
         503: unavailable(
-          'Not ready: migrations are pending (a Readiness body), or the database is unreachable (a problem).',
-          readinessSchema,
+          'Not ready: migrations are pending (pendingMigrations lists them), or the database is unreachable.',
+          notReadySchema,
         ),
       },
     },
     handler: async (_request, reply) => {
       const { pendingMigrations: pending } = await readiness(ctx)
-      const ready = pending.length === 0
+      if (pending.length === 0) return { status: 'ready' as const, database: ctx.databaseKind, pendingMigrations: [] }
       return reply
-        .code(ready ? 200 : 503)
-        .send({ status: ready ? 'ready' : 'not ready', database: ctx.databaseKind, pendingMigrations: pending })
+        .code(503)
+        .type('application/problem+json')
+        .header('Retry-After', String(READYZ_RETRY_AFTER_SECONDS))
+        .send({
+          ...problem(503, `${pending.length} migration(s) not yet applied: ${pending.join(', ')}.`),
+          database: ctx.databaseKind,
+          pendingMigrations: pending,
+        })
     },
   })
 }
