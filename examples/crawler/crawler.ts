@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
-import { createRecrawlClient } from '../../src/client/index.ts'
+import { createRecrawlClient } from '@recrawl/client'
 import { Crawler, DEFAULT_CRAWLER_OPTIONS } from './worker.ts'
 
 const USAGE = `usage: npx tsx examples/crawler/crawler.ts --url <service> [options]

@@ -4,7 +4,7 @@
  * a host's Retry-After respected), report every fetch with the lease id, send heartbeats while
  * fetches run long, and give back what was not fetched.
  */
-import { ok, ProblemError, type LeasedPage, type ObservationReport, type RecrawlApi } from '../../src/client/index.ts'
+import { ok, ProblemError, type LeasedPage, type ObservationReport, type RecrawlApi } from '@recrawl/client'
 import { FetchAborted, fetchPage } from './fetchPage.ts'
 
 interface CrawlerOptions {
