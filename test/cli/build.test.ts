@@ -44,9 +44,19 @@ function inContext(path: string): boolean {
     if (rule === '' || rule.startsWith('#')) continue
     const negated = rule.startsWith('!')
     const pattern = (negated ? rule.slice(1) : rule).replace(/\/$/, '')
-    if (pattern === '*' || pattern === path.replace(/\/$/, '').split('/')[0]) kept = negated
+    if (matches(pattern, path.replace(/\/$/, ''))) kept = negated
   }
   return kept
+}
+
+/** Whether a .dockerignore pattern (`*` within one path segment) names `path` or a folder above it. */
+function matches(pattern: string, path: string): boolean {
+  const segment = (part: string) =>
+    part
+      .split('*')
+      .map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^/]*')
+  return new RegExp(`^${pattern.split('/').map(segment).join('/')}(/|$)`).test(path)
 }
 
 const skip = process.env.DATABASE_URL
@@ -113,9 +123,21 @@ describe('the built image', { skip }, () => {
       if (copy.from === null)
         assert.ok(inContext(copy.source), `${copy.source} is copied but .dockerignore leaves it out`)
     }
-    for (const path of ['node_modules', 'data', '.git', 'dist', 'test-artifacts', 'test', 'bench', '.env']) {
+    for (const path of [
+      'node_modules',
+      'data',
+      '.git',
+      'dist',
+      'test-artifacts',
+      'test',
+      'bench',
+      '.env',
+      'packages/client/dist',
+      'packages/client/node_modules',
+    ]) {
       assert.equal(inContext(path), false, `${path} must not be in the build context`)
     }
+    assert.equal(inContext('packages/client/src/index.ts'), true)
   })
 
   it('serves the API and the dashboard from dist/, and every command works there while it runs', async () => {
