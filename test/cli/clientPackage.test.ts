@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO_DIR } from './processes.ts'
@@ -184,6 +184,22 @@ describe('the client package @recrawl/client', { skip }, () => {
     const errors = wrong.stdout.split('\n').filter((l) => l.startsWith('wrong.ts('))
     // A body field of the wrong type, a response field read as the wrong type, a path the API does not have: one error on each of those lines.
     assert.deepEqual([...new Set(errors.map((l) => Number(/^wrong\.ts\((\d+),/.exec(l)![1])))], [4, 5, 6], wrong.stdout)
+  })
+
+  it('type-checks the example crawler against the installed package alone', async () => {
+    // examples/crawler imports nothing of the repository but @recrawl/client: copied into a project that installed
+    // the tarball, it compiles there.
+    cpSync(join(REPO_DIR, 'examples/crawler'), join(project, 'crawler'), { recursive: true })
+    writeFileSync(
+      join(project, 'tsconfig.crawler.json'),
+      JSON.stringify({
+        extends: './tsconfig.json',
+        compilerOptions: { noEmit: true, allowImportingTsExtensions: true },
+        files: ['crawler/crawler.ts'],
+      }),
+    )
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(USER_TSCONFIG))
+    await succeed(process.execPath, [TSC, '-p', 'tsconfig.crawler.json'], project)
   })
 
   it('runs the compiled program with node against a live service', async () => {
