@@ -468,18 +468,23 @@ describe('the example crawler (examples/crawler)', () => {
         )
       }
 
-      // 429 without Retry-After: a handful a day, not one per lease.
-      const refusedN = requestsTo(hostN.origin).filter((r) => r.status === 429)
-      const okN = requestsTo(hostN.origin).filter((r) => r.status === 200)
-      assert.ok(refusedN.length >= 1, 'host N refused some requests')
-      assert.ok(refusedN.length <= 6 * DAYS, `host N answered ${refusedN.length} 429s in ${DAYS} days`)
+      // 429 without Retry-After: each one blocks the host longer, so after the first day a handful a day at most, and
+      // the host is still crawled every day. (Measured: 11 on the first day, 1 on the second, 8 normal answers.)
+      const requestsN = requestsTo(hostN.origin)
       for (let day = 0; day < DAYS; day++) {
         const from = START_MS + day * MS_PER_DAY
+        const ofDay = requestsN.filter((r) => r.atMs >= from && r.atMs < from + MS_PER_DAY)
+        const refused = ofDay.filter((r) => r.status === 429).length
+        assert.ok(refused <= (day === 0 ? 15 : 5), `host N answered ${refused} 429s on day ${day}`)
         assert.ok(
-          okN.some((r) => r.atMs >= from && r.atMs < from + MS_PER_DAY),
+          ofDay.some((r) => r.status === 200),
           `host N was crawled on day ${day}`,
         )
       }
+      assert.ok(
+        requestsN.some((r) => r.status === 429),
+        'host N refused some requests',
+      )
 
       // 429 with Retry-After as an HTTP date, and 503 with Retry-After in seconds: nothing asked before it passed.
       for (const [origin, pauseMs] of [
