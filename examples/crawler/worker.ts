@@ -120,9 +120,12 @@ export class Crawler {
    * `pollSeconds`; others end the run.
    */
   async run(options: { rounds?: number; untilIdle?: boolean; pollSeconds: number }): Promise<Totals> {
-    for (let round = 0; !this.stopping && (options.rounds === undefined || round < options.rounds); round++) {
-      let result: RoundResult
+    let nextLeaseAtMs = 0
+    for (let round = 0; options.rounds === undefined || round < options.rounds; round++) {
+      await this.sleep(nextLeaseAtMs - Date.now())
+      if (this.stopping) break
       const leasedAtMs = Date.now()
+      let result: RoundResult
       try {
         result = await this.runOnce()
       } catch (err) {
@@ -130,12 +133,12 @@ export class Crawler {
         this.options.log(
           `service error, retrying in ${options.pollSeconds} s: ${err instanceof Error ? err.message : String(err)}`,
         )
-        await this.sleep(options.pollSeconds * 1000)
+        nextLeaseAtMs = Date.now() + options.pollSeconds * 1000
         continue
       }
       if (result.leased === 0 && options.untilIdle) break
       const waitSeconds = Math.min(result.retryAfterSeconds ?? options.pollSeconds, MAX_LEASE_WAIT_SECONDS)
-      await this.sleep(leasedAtMs + waitSeconds * 1000 - Date.now())
+      nextLeaseAtMs = leasedAtMs + waitSeconds * 1000
     }
     return this.totals
   }

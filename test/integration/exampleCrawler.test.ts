@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import type { ServerResponse } from 'node:http'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { createRecrawlClient, ok } from '@recrawl/client'
 import { createApiKey } from '../../src/domain/apiKeys.ts'
 import { simulatedClock } from '../../src/domain/clock.ts'
@@ -526,6 +527,54 @@ describe('the example crawler (examples/crawler)', () => {
     } finally {
       await t.close()
       await site.close()
+    }
+  })
+
+  it('asks for the next lease when the last one says (its retryAfterSeconds), or after the poll time when there is no page at all', async () => {
+    // A service stub: every lease is empty, with the retryAfterSeconds the test sets.
+    const leaseCallsMs: number[] = []
+    let retryAfterSeconds: number | null = 1
+    const server = createServer((req, res) => {
+      if (req.method !== 'POST' || req.url !== '/v1/leases') {
+        res.writeHead(404)
+        return void res.end()
+      }
+      leaseCallsMs.push(Date.now())
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          leaseId: 'lease-1',
+          expiresAt: new Date().toISOString(),
+          pages: [],
+          limitedBy: retryAfterSeconds === null ? ['nothingDue'] : ['budgetAllowance'],
+          retryAfterSeconds,
+          nextDueAt: null,
+          pacedHosts: [],
+        }),
+      )
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const crawler = new Crawler({
+        ...DEFAULT_CRAWLER_OPTIONS,
+        api: createRecrawlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+        worker: 'polling',
+      })
+      const gaps = () => leaseCallsMs.slice(1).map((ms, i) => ms - leaseCallsMs[i]!)
+
+      await crawler.run({ rounds: 3, pollSeconds: 0.05 })
+      assert.equal(leaseCallsMs.length, 3)
+      for (const gap of gaps()) assert.ok(gap >= 950, `asked again after ${gap} ms, not the lease's 1 s`)
+
+      leaseCallsMs.length = 0
+      retryAfterSeconds = null
+      await crawler.run({ rounds: 3, pollSeconds: 0.2 })
+      assert.equal(leaseCallsMs.length, 3)
+      for (const gap of gaps()) assert.ok(gap >= 190 && gap < 900, `asked again after ${gap} ms, not the poll's 200`)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
     }
   })
 
