@@ -3,13 +3,18 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The client package (@recrawl/client, an npm workspace) is linked into node_modules; its built files come from the build stage.
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/client/tsconfig.json ./packages/client/
+COPY packages/client/src ./packages/client/src
 COPY src ./src
 RUN npm run build
 
@@ -21,7 +26,9 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/client/dist ./packages/client/dist
 COPY package.json ./
+COPY packages/client/package.json ./packages/client/
 COPY migrations ./migrations
 COPY openapi ./openapi
 COPY web ./web

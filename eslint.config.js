@@ -49,7 +49,16 @@ function layer(files, forbiddenFolders, forbiddenModules = [], message) {
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', 'data/', 'datasets/', 'openapi/', 'src/client/generated/', 'web/vendor/'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'data/',
+      'datasets/',
+      'openapi/',
+      'packages/*/dist/',
+      'packages/client/src/generated/',
+      'web/vendor/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

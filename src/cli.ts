@@ -15,9 +15,9 @@ import { NotFoundError } from './core/errors.ts'
 import type { Database } from './store/db.ts'
 
 const OPENAPI_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../openapi/openapi.json')
-/** The typed client's generated types: regenerated only from a source checkout (not from dist/). */
+/** The client package's generated types: regenerated only from a source checkout (not from dist/). */
 const CLIENT_SCHEMA_PATH = fileURLToPath(import.meta.url).endsWith('.ts')
-  ? resolve(dirname(fileURLToPath(import.meta.url)), 'client/generated/schema.ts')
+  ? resolve(dirname(fileURLToPath(import.meta.url)), '../packages/client/src/generated/schema.ts')
   : null
 const PACKAGE_JSON = new URL('../package.json', import.meta.url)
 
@@ -153,7 +153,8 @@ options:
     usage: `usage: ${SELF} openapi [--check]
 
 Writes openapi/openapi.json as the code describes the API (needs no database), and from a source
-checkout also src/client/generated/schema.ts, the typed client's types (openapi-typescript).
+checkout also packages/client/src/generated/schema.ts, the types of the client package
+@recrawl/client (openapi-typescript).
 In a source checkout \`npm run generate\` runs this command (\`npm run generate -- --check\` checks).
 
 options:

@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
-import { createRecrawlClient } from '../../src/client/index.ts'
+import { createRecrawlClient } from '@recrawl/client'
 import { Crawler, DEFAULT_CRAWLER_OPTIONS } from './worker.ts'
 
 const USAGE = `usage: npx tsx examples/crawler/crawler.ts --url <service> [options]
@@ -27,7 +27,8 @@ options:
   --user-agent <text>           (default ${DEFAULT_CRAWLER_OPTIONS.userAgent})
   --rounds <n>                  stop after n leases
   --until-idle                  stop at the first empty lease
-  --poll-seconds <s>            wait after an empty lease (default 10)
+  --poll-seconds <s>            wait when the service has nothing to hand out, or after a service error (default 10);
+                                after a short lease the crawler waits the lease's retryAfterSeconds instead
   -h, --help`
 
 function positive(name: string, value: string | undefined, fallback: number): number {
@@ -112,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
     pollSeconds: positive('poll-seconds', values['poll-seconds'], 10),
   })
   log(
-    `done: ${totals.leased} leased, ${totals.reported} reported, ${totals.released} given back, by status ${JSON.stringify(totals.statuses)}`,
+    `done: ${totals.leased} leased, ${totals.reported} reported (${totals.rejected} rejected), ${totals.released} given back, by status ${JSON.stringify(totals.statuses)}`,
   )
   return 0
 }

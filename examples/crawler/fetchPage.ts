@@ -2,7 +2,7 @@
  * One conditional fetch of a leased page with Node's fetch (undici), turned into the observation
  * recrawl expects (docs/api.md "How a crawler should report" and "Fetch outcomes").
  */
-import type { LeasedPage, ObservationReport } from '../../src/client/index.ts'
+import type { LeasedPage, ObservationReport } from '@recrawl/client'
 import { contentHash } from './contentHash.ts'
 
 export interface FetchOptions {

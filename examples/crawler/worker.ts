@@ -1,10 +1,19 @@
 /**
  * The example crawler's loop, on the typed client: take a lease, fetch its pages (bounded
  * concurrency, one request at a time per host, a least delay between two requests to one host,
- * a host's Retry-After respected), report every fetch with the lease id, send heartbeats while
- * fetches run long, and give back what was not fetched.
+ * a host's Retry-After respected, a host that answers 429 or 503 without one left alone for the rest of the
+ * lease), report every fetch with the lease id and what the site sent as it sent it (a relative Location, an
+ * HTTP-date Last-Modified or Retry-After), send heartbeats while fetches run long, give back what was not
+ * fetched, and ask again when the lease says to (its `retryAfterSeconds`, which counts the paced hosts' turns).
  */
-import { ok, ProblemError, type LeasedPage, type ObservationReport, type RecrawlApi } from '../../src/client/index.ts'
+import {
+  ok,
+  ProblemError,
+  type LeasedPage,
+  type LeaseGrant,
+  type ObservationReport,
+  type RecrawlApi,
+} from '@recrawl/client'
 import { FetchAborted, fetchPage } from './fetchPage.ts'
 
 interface CrawlerOptions {
@@ -44,8 +53,8 @@ export const DEFAULT_CRAWLER_OPTIONS = {
   reportBatch: 100,
 } satisfies Partial<CrawlerOptions>
 
-interface RoundResult {
-  /** Pages the lease handed out. */
+interface Totals {
+  /** Pages the leases handed out. */
   leased: number
   /** Fetches reported (with an HTTP answer or a fetch error). */
   reported: number
@@ -53,7 +62,22 @@ interface RoundResult {
   released: number
   /** Reports by HTTP status (`error` for no answer). */
   statuses: Record<string, number>
+  /** Reported items the service did not store (logged with their reason). */
+  rejected: number
 }
+
+/** One lease: what came of it, and what the service said about asking again. */
+interface RoundResult extends Totals {
+  /** Why the lease had fewer pages than asked for (`[]` for a full lease), as the service said. */
+  limitedBy: LeaseGrant['limitedBy']
+  /** When asking again can give a page: 0 at once, null when the service has nothing to hand out at all. */
+  retryAfterSeconds: number | null
+  /** Paced hosts whose due pages wait for their turn. */
+  pacedHosts: LeaseGrant['pacedHosts']
+}
+
+/** The longest wait between two leases, whatever the service said (new pages may be registered meanwhile). */
+const MAX_LEASE_WAIT_SECONDS = 3600
 
 /** The longest wait a release may ask for (the service's limit). */
 const MAX_RETRY_AFTER_SECONDS = 30 * 86_400
@@ -68,7 +92,7 @@ export class Crawler {
   private readonly hostPausedUntilMs = new Map<string, number>()
   /** Wall time of the last request to each host. */
   private readonly lastRequestAtMs = new Map<string, number>()
-  readonly totals: RoundResult = { leased: 0, reported: 0, released: 0, statuses: {} }
+  readonly totals: Totals = { leased: 0, reported: 0, released: 0, statuses: {}, rejected: 0 }
   heartbeats = 0
 
   constructor(options: CrawlerOptions) {
@@ -90,11 +114,17 @@ export class Crawler {
 
   /**
    * Lease rounds until `rounds` are done, or (`untilIdle`) until a lease comes back empty, or until
-   * stop(); an empty lease otherwise waits `pollSeconds`. Transient service errors (5xx, 409, 429,
-   * no answer) are logged and retried after a pause; others end the run.
+   * stop(). After a short lease it waits as long as the lease's `retryAfterSeconds` says (asking sooner
+   * only gets the same answer; at most an hour), or `pollSeconds` when the service has nothing to hand
+   * out at all. Transient service errors (5xx, 409, 429, no answer) are logged and retried after
+   * `pollSeconds`; others end the run.
    */
-  async run(options: { rounds?: number; untilIdle?: boolean; pollSeconds: number }): Promise<RoundResult> {
-    for (let round = 0; !this.stopping && (options.rounds === undefined || round < options.rounds); round++) {
+  async run(options: { rounds?: number; untilIdle?: boolean; pollSeconds: number }): Promise<Totals> {
+    let nextLeaseAtMs = 0
+    for (let round = 0; options.rounds === undefined || round < options.rounds; round++) {
+      await this.sleep(nextLeaseAtMs - Date.now())
+      if (this.stopping) break
+      const leasedAtMs = Date.now()
       let result: RoundResult
       try {
         result = await this.runOnce()
@@ -103,20 +133,28 @@ export class Crawler {
         this.options.log(
           `service error, retrying in ${options.pollSeconds} s: ${err instanceof Error ? err.message : String(err)}`,
         )
-        await this.sleep(options.pollSeconds * 1000)
+        nextLeaseAtMs = Date.now() + options.pollSeconds * 1000
         continue
       }
-      if (result.leased === 0) {
-        if (options.untilIdle) break
-        await this.sleep(options.pollSeconds * 1000)
-      }
+      if (result.leased === 0 && options.untilIdle) break
+      const waitSeconds = Math.min(result.retryAfterSeconds ?? options.pollSeconds, MAX_LEASE_WAIT_SECONDS)
+      nextLeaseAtMs = leasedAtMs + waitSeconds * 1000
     }
     return this.totals
   }
 
   /** One lease: fetch its pages, report them, give back the rest. */
   async runOnce(): Promise<RoundResult> {
-    const result: RoundResult = { leased: 0, reported: 0, released: 0, statuses: {} }
+    const result: RoundResult = {
+      leased: 0,
+      reported: 0,
+      released: 0,
+      statuses: {},
+      rejected: 0,
+      limitedBy: [],
+      retryAfterSeconds: 0,
+      pacedHosts: [],
+    }
     if (this.stopping) return result
     const { api, now } = this.options
     const grant = await ok(
@@ -130,10 +168,22 @@ export class Crawler {
       }),
     )
     result.leased = grant.pages.length
+    result.limitedBy = grant.limitedBy
+    result.retryAfterSeconds = grant.retryAfterSeconds
+    result.pacedHosts = grant.pacedHosts
+    if (grant.limitedBy.length > 0) this.options.log(whyShort(grant))
     if (grant.pages.length === 0) return this.add(result)
 
     const unfetched = new Map(grant.pages.map((p) => [p.id, p]))
     const toReport: ObservationReport[] = []
+    const send = async (observations: ObservationReport[]) => {
+      const { reported, rejected } = await this.report(observations)
+      result.reported += reported
+      result.rejected += rejected
+    }
+    // Hosts that answered 429 or 503 without Retry-After in this lease: nothing more is asked of them, and their
+    // other pages go back (the service blocks such a host for a while, longer with every incident).
+    const struggling = new Set<string>()
     const stopHeartbeat = this.startHeartbeat(grant.leaseId, () => unfetched.size > 0)
     try {
       const byHost = new Map<string, LeasedPage[]>()
@@ -141,7 +191,7 @@ export class Crawler {
       const hosts = [...byHost.entries()]
       const crawlHost = async (host: string, pages: LeasedPage[]) => {
         for (const page of pages) {
-          if (this.stopping || this.pausedForMs(host) > 0) return
+          if (this.stopping || this.pausedForMs(host) > 0 || struggling.has(host)) return
           await this.politeWait(host)
           if (this.stopping) return
           let outcome
@@ -167,8 +217,11 @@ export class Crawler {
           if (outcome.hostRetryAfterSeconds !== null) {
             this.hostPausedUntilMs.set(host, now() + outcome.hostRetryAfterSeconds * 1000)
             this.options.log(`${host} asked for ${outcome.hostRetryAfterSeconds} s without requests (${status})`)
+          } else if (status === '429' || status === '503') {
+            struggling.add(host)
+            this.options.log(`${host} answered ${status} without Retry-After: no more requests to it in this lease`)
           }
-          if (toReport.length >= this.options.reportBatch) result.reported += await this.report(toReport.splice(0))
+          if (toReport.length >= this.options.reportBatch) await send(toReport.splice(0))
         }
       }
       // At most `concurrency` hosts at once; each host's pages one after the other.
@@ -185,7 +238,7 @@ export class Crawler {
     } finally {
       stopHeartbeat()
       try {
-        if (toReport.length > 0) result.reported += await this.report(toReport.splice(0))
+        if (toReport.length > 0) await send(toReport.splice(0))
       } finally {
         if (unfetched.size > 0) result.released += await this.release(grant.leaseId, [...unfetched.values()])
       }
@@ -193,8 +246,8 @@ export class Crawler {
     return this.add(result)
   }
 
-  /** Sends observations, again on transient failures; returns how many the service accounted for. */
-  private async report(observations: ObservationReport[]): Promise<number> {
+  /** Sends observations, again on transient failures; returns how many the service accounted for and rejected. */
+  private async report(observations: ObservationReport[]): Promise<{ reported: number; rejected: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
         const receipt = await ok(this.options.api.POST('/v1/observations', { body: { observations } }))
@@ -202,7 +255,7 @@ export class Crawler {
           this.options.log(`report of ${observations[item.index]?.url} rejected: ${item.reason}`)
         for (const item of receipt.leaseNotCompleted)
           this.options.log(`report of ${observations[item.index]?.url} did not complete its lease: ${item.reason}`)
-        return observations.length
+        return { reported: observations.length, rejected: receipt.rejected.length }
       } catch (err) {
         if (!isTransient(err) || attempt >= REPORT_ATTEMPTS) throw err
         const waitMs =
@@ -281,10 +334,21 @@ export class Crawler {
     this.totals.leased += result.leased
     this.totals.reported += result.reported
     this.totals.released += result.released
+    this.totals.rejected += result.rejected
     for (const [status, n] of Object.entries(result.statuses))
       this.totals.statuses[status] = (this.totals.statuses[status] ?? 0) + n
     return result
   }
+}
+
+/** A log line: why the lease was short, when to ask again, and which paced hosts wait for their turn. */
+function whyShort(grant: LeaseGrant): string {
+  const again = grant.retryAfterSeconds === null ? 'nothing to hand out' : `ask again in ${grant.retryAfterSeconds} s`
+  const paced = grant.pacedHosts
+    .slice(0, 5)
+    .map((h) => `${h.host} (every ${h.paceSeconds} s, next ${h.nextLeaseAt})`)
+    .join(', ')
+  return `lease of ${grant.pages.length} page(s), limited by ${grant.limitedBy.join(', ')}: ${again}${paced ? `; paced hosts: ${paced}` : ''}`
 }
 
 /** Worth another try later: the service was busy or away (5xx, 409, 429) or did not answer. */

@@ -1,6 +1,6 @@
 /**
- * The client's types (src/client/generated/schema.ts) as the code describes the API: openapi-typescript
- * run on the OpenAPI document the routes generate, with the simulated-clock routes included (they exist
+ * The client package's types (packages/client/src/generated/schema.ts) as the code describes the API:
+ * openapi-typescript run on the OpenAPI document the routes generate, with the simulated-clock routes included (they exist
  * only with SIMULATED_CLOCK=true, and the end-to-end driver needs them). `npm run generate` writes the
  * file (with openapi/openapi.json), `npm run generate -- --check` and a test fail when the committed
  * file differs.

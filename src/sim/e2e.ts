@@ -5,10 +5,10 @@
  * (`POST /v1/leases`), "crawls" it against the known change times, and reports the result with the
  * lease id (`POST /v1/observations`); `POST /v1/optimize` runs every reoptimize period. Freshness is
  * scored exactly as in the in-process engine and compared with the in-process oracle, loop and Nutch
- * on the same universe and budget. Every call goes through the typed client (src/client). Loopback
+ * on the same universe and budget. Every call goes through the typed client (@recrawl/client, packages/client). Loopback
  * only, bounded in steps and wall time.
  */
-import { createRecrawlClient, ok } from '../client/index.ts'
+import { createRecrawlClient, ok } from '@recrawl/client'
 import { createRandom } from '../math/random.ts'
 import { FreshnessTracker, runPolicy } from './engine.ts'
 import { createPolicy, DEFAULT_LOOP_POLICY, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'

@@ -8,7 +8,7 @@ import { createRandom } from '../../src/math/random.ts'
 import { statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
-import type { components } from '../../src/client/index.ts'
+import type { components } from '@recrawl/client'
 
 type Stats = components['schemas']['Stats']
 

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO_DIR, runCli, startService, type Entry } from './processes.ts'
@@ -44,9 +44,19 @@ function inContext(path: string): boolean {
     if (rule === '' || rule.startsWith('#')) continue
     const negated = rule.startsWith('!')
     const pattern = (negated ? rule.slice(1) : rule).replace(/\/$/, '')
-    if (pattern === '*' || pattern === path.replace(/\/$/, '').split('/')[0]) kept = negated
+    if (matches(pattern, path.replace(/\/$/, ''))) kept = negated
   }
   return kept
+}
+
+/** Whether a .dockerignore pattern (`*` within one path segment) names `path` or a folder above it. */
+function matches(pattern: string, path: string): boolean {
+  const segment = (part: string) =>
+    part
+      .split('*')
+      .map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^/]*')
+  return new RegExp(`^${pattern.split('/').map(segment).join('/')}(/|$)`).test(path)
 }
 
 const skip = process.env.DATABASE_URL
@@ -59,19 +69,16 @@ describe('the built image', { skip }, () => {
 
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'recrawl-image-'))
-    const tsc = spawnSync(
-      process.execPath,
-      [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(root, 'dist')],
-      {
-        cwd: REPO_DIR,
-        encoding: 'utf8',
-      },
-    )
-    assert.equal(tsc.status, 0, `tsc: ${tsc.stdout}${tsc.stderr}`)
     for (const copy of copies('runtime')) {
-      if (copy.from === 'build') continue // dist/, built above
+      if (copy.from === 'build') continue // dist/ and packages/client/dist/, built below
       if (copy.from === 'deps') {
-        symlinkSync(join(REPO_DIR, 'node_modules'), join(root, 'node_modules'), 'dir')
+        // The repository's node_modules, except that the workspace link to the client package points into
+        // this image, as npm ci made it there.
+        mkdirSync(join(root, 'node_modules/@recrawl'), { recursive: true })
+        for (const name of readdirSync(join(REPO_DIR, 'node_modules'))) {
+          if (name !== '@recrawl') symlinkSync(join(REPO_DIR, 'node_modules', name), join(root, 'node_modules', name))
+        }
+        symlinkSync(join(root, 'packages/client'), join(root, 'node_modules/@recrawl/client'), 'dir')
         continue
       }
       const destination = join(
@@ -83,6 +90,30 @@ describe('the built image', { skip }, () => {
       mkdirSync(join(destination, '..'), { recursive: true })
       cpSync(join(REPO_DIR, copy.source), destination, { recursive: true })
     }
+    const tsc = (args: string[]) => {
+      const run = spawnSync(process.execPath, [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), ...args], {
+        cwd: REPO_DIR,
+        encoding: 'utf8',
+      })
+      assert.equal(run.status, 0, `tsc ${args.join(' ')}: ${run.stdout}${run.stderr}`)
+    }
+    // As the build stage does (npm run build): the client package first, then the service, which imports the
+    // client package's built files (the simulator's --e2e driver uses it).
+    tsc(['-p', 'packages/client/tsconfig.json', '--outDir', join(root, 'packages/client/dist')])
+    const buildConfig = join(root, 'tsconfig.build.json')
+    writeFileSync(
+      buildConfig,
+      JSON.stringify({
+        extends: join(REPO_DIR, 'tsconfig.build.json'),
+        compilerOptions: {
+          outDir: join(root, 'dist'),
+          typeRoots: [join(REPO_DIR, 'node_modules/@types')],
+          paths: { '@recrawl/client': [join(root, 'packages/client/dist/index.d.ts')] },
+        },
+      }),
+    )
+    tsc(['-p', buildConfig])
+    rmSync(buildConfig)
     entry = { args: ['dist/cli.js'], cwd: root }
   })
   after(() => rmSync(root, { recursive: true, force: true }))
@@ -92,9 +123,21 @@ describe('the built image', { skip }, () => {
       if (copy.from === null)
         assert.ok(inContext(copy.source), `${copy.source} is copied but .dockerignore leaves it out`)
     }
-    for (const path of ['node_modules', 'data', '.git', 'dist', 'test-artifacts', 'test', 'bench', '.env']) {
+    for (const path of [
+      'node_modules',
+      'data',
+      '.git',
+      'dist',
+      'test-artifacts',
+      'test',
+      'bench',
+      '.env',
+      'packages/client/dist',
+      'packages/client/node_modules',
+    ]) {
       assert.equal(inContext(path), false, `${path} must not be in the build context`)
     }
+    assert.equal(inContext('packages/client/src/index.ts'), true)
   })
 
   it('serves the API and the dashboard from dist/, and every command works there while it runs', async () => {

@@ -1,12 +1,20 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-/** One request the site answered: which host (its origin), path, when (the site's clock) and with what status. */
+/** One request the site answered: which host (its origin), path, when (the site's clock), with what status and headers. */
 export interface SiteRequest {
   origin: string
   path: string
   atMs: number
   status: number | null
+  /** The request's headers (conditional requests send If-None-Match and If-Modified-Since). */
+  headers: IncomingHttpHeaders
 }
 
 type SiteHandler = (req: IncomingMessage, res: ServerResponse, host: SiteHost) => void
@@ -31,7 +39,13 @@ export class TestSite {
   async addHost(handler: SiteHandler): Promise<SiteHost> {
     const site: SiteHost = { origin: '', host: '' }
     const server = createServer((req, res) => {
-      const entry: SiteRequest = { origin: site.origin, path: req.url ?? '/', atMs: this.nowMs(), status: null }
+      const entry: SiteRequest = {
+        origin: site.origin,
+        path: req.url ?? '/',
+        atMs: this.nowMs(),
+        status: null,
+        headers: req.headers,
+      }
       this.requests.push(entry)
       res.on('finish', () => {
         entry.status = res.statusCode
@@ -67,4 +81,9 @@ export class TestSite {
 export function html(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers })
   res.end(body)
+}
+
+/** An HTTP date (RFC 9110 IMF-fixdate), as Last-Modified and Retry-After carry it. */
+export function httpDate(ms: number): string {
+  return new Date(ms).toUTCString()
 }

@@ -4,14 +4,14 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFile } from 'node:fs/promises'
 import { generateClientSchema } from '../../src/client/generate.ts'
-import { createRecrawlClient, ok, ProblemError } from '../../src/client/index.ts'
+import { createRecrawlClient, ok, ProblemError } from '@recrawl/client'
 import { createApiKey } from '../../src/domain/apiKeys.ts'
 import { startTestApp } from '../helpers/testApp.ts'
 import { listenOnLoopback } from '../helpers/listen.ts'
 
 describe('the typed client', () => {
-  it('src/client/generated/schema.ts is what the code generates (regenerate with `npm run generate`)', async () => {
-    const committed = await readFile(new URL('../../src/client/generated/schema.ts', import.meta.url), 'utf8')
+  it('packages/client/src/generated/schema.ts is what the code generates (regenerate with `npm run generate`)', async () => {
+    const committed = await readFile(new URL('../../packages/client/src/generated/schema.ts', import.meta.url), 'utf8')
     const generated = await generateClientSchema()
     assert.equal(committed, generated)
     // The simulated-clock routes are in it (the end-to-end driver calls them), and every documented operation.

@@ -10,7 +10,7 @@ import { createApiKey } from '../../src/domain/apiKeys.ts'
 import { referenceEstimates, referenceExactMle, type Interval } from '../helpers/referenceEstimators.ts'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY } from '../../src/math/units.ts'
-import type { components } from '../../src/client/index.ts'
+import type { components } from '@recrawl/client'
 
 type Page = components['schemas']['Page']
 type PageList = components['schemas']['PageList']

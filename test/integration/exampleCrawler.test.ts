@@ -3,8 +3,9 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import type { ServerResponse } from 'node:http'
-import { createRecrawlClient, ok } from '../../src/client/index.ts'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createRecrawlClient, ok } from '@recrawl/client'
 import { createApiKey } from '../../src/domain/apiKeys.ts'
 import { simulatedClock } from '../../src/domain/clock.ts'
 import { createRandom } from '../../src/math/random.ts'
@@ -12,7 +13,7 @@ import { MS_PER_DAY } from '../../src/math/units.ts'
 import { Crawler, DEFAULT_CRAWLER_OPTIONS } from '../../examples/crawler/worker.ts'
 import { startTestApp } from '../helpers/testApp.ts'
 import { listenOnLoopback } from '../helpers/listen.ts'
-import { html, TestSite, type SiteRequest } from '../helpers/testSite.ts'
+import { html, httpDate, TestSite, type SiteRequest } from '../helpers/testSite.ts'
 
 const REPO_DIR = fileURLToPath(new URL('../..', import.meta.url))
 const HOUR_MS = 3_600_000
@@ -305,6 +306,275 @@ describe('the example crawler (examples/crawler)', () => {
     } finally {
       await t.close()
       await site.close()
+    }
+  })
+
+  it('passes HTTP through as received: relative redirects, HTTP dates, 429 and 503 with and without Retry-After, paced hosts', async () => {
+    const DAYS = 2
+    const END_MS = START_MS + DAYS * MS_PER_DAY
+    const sim = { nowMs: START_MS }
+    const site = new TestSite(() => sim.nowMs)
+    const t = await startTestApp({ clock: simulatedClock(0) })
+    try {
+      const baseUrl = await listenOnLoopback(t.app)
+      const admin = createRecrawlClient({
+        baseUrl,
+        apiKey: (await createApiKey({ pool: t.db.pool }, { name: 'ops', role: 'admin' })).key,
+      })
+      const crawlerKey = (await createApiKey({ pool: t.db.pool }, { name: 'fleet', role: 'crawler' })).key
+      const page = (path: string, version: number) =>
+        `<html><body><nav>${randomUUID()}</nav><main>${path} version ${version}</main></body></html>`
+
+      // Host R: a permanent redirect with a relative Location, and pages that send Last-Modified as an HTTP date
+      // and answer If-Modified-Since (each changes every 6 hours).
+      const DATED_PERIOD_MS = 6 * HOUR_MS
+      const lastChangeMs = (now: number) => START_MS + Math.floor((now - START_MS) / DATED_PERIOD_MS) * DATED_PERIOD_MS
+      const hostR = await site.addHost((req, res) => {
+        const path = req.url ?? '/'
+        const now = sim.nowMs
+        if (path === '/a/old') return html(res, 301, 'moved', { location: '../b/new' })
+        if (path === '/b/new') return html(res, 200, page(path, 0))
+        if (path.startsWith('/dated/')) {
+          const changedMs = lastChangeMs(now)
+          const since = Date.parse(String(req.headers['if-modified-since'] ?? ''))
+          if (since >= changedMs) return void notModified(res)
+          return html(res, 200, page(path, changedMs), { 'last-modified': httpDate(changedMs) })
+        }
+        return html(res, 404, 'no such page')
+      })
+      // Host N: takes one request per 30 minutes and answers 429 without Retry-After to any other.
+      let hostNLastOkMs = Number.NEGATIVE_INFINITY
+      const hostN = await site.addHost((req, res) => {
+        if (sim.nowMs - hostNLastOkMs < 30 * MINUTE_MS) return html(res, 429, 'too many requests')
+        hostNLastOkMs = sim.nowMs
+        return html(res, 200, page(req.url ?? '/', Math.floor(sim.nowMs / HOUR_MS)))
+      })
+      // Host Q: after a normal answer, 429 for two hours with Retry-After as an HTTP date (the end of those hours).
+      let hostQLastOkMs = Number.NEGATIVE_INFINITY
+      const hostQ = await site.addHost((req, res) => {
+        if (sim.nowMs - hostQLastOkMs < 2 * HOUR_MS)
+          return html(res, 429, 'slow down', { 'retry-after': httpDate(hostQLastOkMs + 2 * HOUR_MS) })
+        hostQLastOkMs = sim.nowMs
+        return html(res, 200, page(req.url ?? '/', Math.floor(sim.nowMs / HOUR_MS)))
+      })
+      // Host D: down for 12 hours from day 1 (503 without Retry-After); host E: down for 6 hours from day 0.5 (503
+      // with Retry-After: 1800). Their pages change every hour.
+      const D_OUTAGE = [START_MS + MS_PER_DAY, START_MS + 1.5 * MS_PER_DAY] as const
+      const E_OUTAGE = [START_MS + 0.5 * MS_PER_DAY, START_MS + 0.75 * MS_PER_DAY] as const
+      const E_RETRY_AFTER_SECONDS = 1800
+      const during = (window: readonly [number, number], ms: number) => ms >= window[0] && ms < window[1]
+      const hostD = await site.addHost((req, res) => {
+        if (during(D_OUTAGE, sim.nowMs)) return html(res, 503, 'down')
+        return html(res, 200, page(req.url ?? '/', Math.floor(sim.nowMs / HOUR_MS)))
+      })
+      const hostE = await site.addHost((req, res) => {
+        if (during(E_OUTAGE, sim.nowMs))
+          return html(res, 503, 'maintenance', { 'retry-after': String(E_RETRY_AFTER_SECONDS) })
+        return html(res, 200, page(req.url ?? '/', Math.floor(sim.nowMs / HOUR_MS)))
+      })
+      // Host P: paced by its operator at one request per 30 minutes; its pages change every hour.
+      const P_DELAY_SECONDS = 1800
+      const hostP = await site.addHost((req, res) =>
+        html(res, 200, page(req.url ?? '/', Math.floor(sim.nowMs / HOUR_MS))),
+      )
+
+      const setClock = async (ms: number) => {
+        sim.nowMs = ms
+        await ok(admin.PUT('/v1/clock', { body: { now: new Date(ms).toISOString() } }))
+      }
+      await setClock(START_MS)
+      await ok(
+        admin.PATCH('/v1/settings', {
+          body: { budgetCrawlsPerDay: 400, handOutBurstHours: 168, reoptimizeSeconds: 86_400 },
+        }),
+      )
+      await ok(
+        admin.PUT('/v1/hosts/{host}', {
+          params: { path: { host: hostP.host } },
+          body: { minDelaySeconds: P_DELAY_SECONDS },
+        }),
+      )
+      const urls = (origin: string, prefix: string, n: number) =>
+        Array.from({ length: n }, (_, i) => `${origin}${prefix}${i}`)
+      const dated = urls(hostR.origin, '/dated/', 2)
+      const registered = [
+        `${hostR.origin}/a/old`,
+        ...dated,
+        ...urls(hostN.origin, '/n/', 4),
+        ...urls(hostQ.origin, '/q/', 3),
+        ...urls(hostD.origin, '/d/', 4),
+        ...urls(hostE.origin, '/e/', 4),
+        ...urls(hostP.origin, '/p/', 6),
+      ]
+      await ok(admin.PUT('/v1/pages', { body: { pages: registered.map((url) => ({ url, importance: 1 })) } }))
+
+      // The crawler with a crawler key: nothing in its loop needs more. Simulated time moves as the leases say
+      // (their retryAfterSeconds), as the crawler's own run() waits.
+      const crawler = new Crawler({
+        ...DEFAULT_CRAWLER_OPTIONS,
+        api: createRecrawlClient({ baseUrl, apiKey: crawlerKey }),
+        worker: 'http-as-received',
+        concurrency: 4,
+        hostDelayMs: 0,
+        leaseSeconds: 3600,
+        now: () => sim.nowMs,
+      })
+      const limitedBySeen = new Set<string>()
+      const pacedSeen = new Map<string, number>()
+      let nextOptimizeMs = START_MS
+      let rounds = 0
+      while (sim.nowMs < END_MS) {
+        assert.ok(++rounds < 20_000, 'the simulated run ends')
+        if (sim.nowMs >= nextOptimizeMs) {
+          await ok(admin.POST('/v1/optimize'))
+          nextOptimizeMs += 6 * HOUR_MS
+        }
+        const round = await crawler.runOnce()
+        for (const reason of round.limitedBy) limitedBySeen.add(reason)
+        for (const paced of round.pacedHosts) pacedSeen.set(paced.host, paced.paceSeconds)
+        if (round.retryAfterSeconds === 0) continue
+        await setClock(Math.min(sim.nowMs + (round.retryAfterSeconds ?? 3600) * 1000, nextOptimizeMs, END_MS))
+      }
+      const pageOf = (url: string) => ok(admin.GET('/v1/pages/by-url', { params: { query: { url } } }))
+      const requestsTo = (origin: string) => site.requests.filter((r) => r.origin === origin)
+
+      // Every report was stored, and every lease ended with its pages reported or given back.
+      assert.equal(crawler.totals.rejected, 0)
+      assert.equal(crawler.totals.released + crawler.totals.reported, crawler.totals.leased)
+
+      // The relative Location was resolved against the page: /a/old moved to /b/new, which is crawled now.
+      const moved = await pageOf(`${hostR.origin}/a/old`)
+      assert.equal(moved.status, 'redirected')
+      assert.equal(moved.redirectTo, `${hostR.origin}/b/new`)
+      assert.equal(site.requestsFor(`${hostR.origin}/a/old`).length, 1)
+      assert.ok(okFetches(site.requestsFor(`${hostR.origin}/b/new`)).length >= 1)
+
+      // Last-Modified sent as an HTTP date was stored, and came back in the lease as If-Modified-Since, sent as is.
+      for (const url of dated) {
+        const stored = await pageOf(url)
+        const requests = site.requestsFor(url)
+        const lastOk = requests.filter((r) => r.status === 200).at(-1)!
+        assert.equal(stored.lastModified, new Date(lastChangeMs(lastOk.atMs)).toISOString(), url)
+        for (const [i, request] of requests.entries()) {
+          if (i === 0) continue
+          const previousOk = requests
+            .slice(0, i)
+            .filter((r) => r.status === 200)
+            .at(-1)!
+          assert.equal(request.headers['if-modified-since'], httpDate(lastChangeMs(previousOk.atMs)), url)
+        }
+        assert.ok(
+          requests.some((r) => r.status === 304),
+          `${url} was answered 304`,
+        )
+      }
+
+      // 429 without Retry-After: each one blocks the host longer, so after the first day a handful a day at most, and
+      // the host is still crawled every day. (Measured: 11 on the first day, 1 on the second, 8 normal answers.)
+      const requestsN = requestsTo(hostN.origin)
+      for (let day = 0; day < DAYS; day++) {
+        const from = START_MS + day * MS_PER_DAY
+        const ofDay = requestsN.filter((r) => r.atMs >= from && r.atMs < from + MS_PER_DAY)
+        const refused = ofDay.filter((r) => r.status === 429).length
+        assert.ok(refused <= (day === 0 ? 15 : 5), `host N answered ${refused} 429s on day ${day}`)
+        assert.ok(
+          ofDay.some((r) => r.status === 200),
+          `host N was crawled on day ${day}`,
+        )
+      }
+      assert.ok(
+        requestsN.some((r) => r.status === 429),
+        'host N refused some requests',
+      )
+
+      // 429 with Retry-After as an HTTP date, and 503 with Retry-After in seconds: nothing asked before it passed.
+      for (const [origin, pauseMs] of [
+        [hostQ.origin, (r: SiteRequest) => Date.parse(httpDate(hostQLastOkBefore(r.atMs) + 2 * HOUR_MS)) - r.atMs],
+        [hostE.origin, () => E_RETRY_AFTER_SECONDS * 1000],
+      ] as const) {
+        const requests = requestsTo(origin)
+        const refusals = requests.filter((r) => r.status === 429 || r.status === 503)
+        assert.ok(refusals.length >= 1, `${origin} refused some requests`)
+        for (const refusal of refusals) {
+          const until = refusal.atMs + pauseMs(refusal)
+          const early = requests.filter((r) => r.atMs > refusal.atMs && r.atMs < until)
+          assert.deepEqual(early, [], `requests to ${origin} during a Retry-After`)
+        }
+      }
+
+      // 503 without Retry-After: the host got fewer requests during its 12-hour outage than in the 12 hours before.
+      const inWindow = (origin: string, from: number, to: number) =>
+        requestsTo(origin).filter((r) => r.atMs >= from && r.atMs < to).length
+      const normal = inWindow(hostD.origin, D_OUTAGE[0] - 12 * HOUR_MS, D_OUTAGE[0])
+      const outage = inWindow(hostD.origin, ...D_OUTAGE)
+      assert.ok(outage < normal, `host D: ${outage} requests during its outage, ${normal} in the 12 hours before`)
+      assert.ok(inWindow(hostD.origin, D_OUTAGE[1], END_MS) > 0, 'host D is crawled again after its outage')
+      assert.ok(limitedBySeen.has('hostBackoff'), [...limitedBySeen].join(', '))
+
+      // The paced host: its pace reached the crawler with the leases, its requests kept it, and its pages were crawled.
+      assert.ok(limitedBySeen.has('pacedHosts'), [...limitedBySeen].join(', '))
+      assert.equal(pacedSeen.get(hostP.host), P_DELAY_SECONDS)
+      const paced = requestsTo(hostP.origin).map((r) => r.atMs)
+      for (let i = 1; i < paced.length; i++)
+        assert.ok(paced[i]! - paced[i - 1]! >= P_DELAY_SECONDS * 1000, `host P asked twice within its pace`)
+      assert.ok(paced.length >= 24 * DAYS, `host P: ${paced.length} requests`)
+
+      function hostQLastOkBefore(ms: number): number {
+        return requestsTo(hostQ.origin)
+          .filter((r) => r.status === 200 && r.atMs <= ms)
+          .at(-1)!.atMs
+      }
+    } finally {
+      await t.close()
+      await site.close()
+    }
+  })
+
+  it('asks for the next lease when the last one says (its retryAfterSeconds), or after the poll time when there is no page at all', async () => {
+    // A service stub: every lease is empty, with the retryAfterSeconds the test sets.
+    const leaseCallsMs: number[] = []
+    let retryAfterSeconds: number | null = 1
+    const server = createServer((req, res) => {
+      if (req.method !== 'POST' || req.url !== '/v1/leases') {
+        res.writeHead(404)
+        return void res.end()
+      }
+      leaseCallsMs.push(Date.now())
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          leaseId: 'lease-1',
+          expiresAt: new Date().toISOString(),
+          pages: [],
+          limitedBy: retryAfterSeconds === null ? ['nothingDue'] : ['budgetAllowance'],
+          retryAfterSeconds,
+          nextDueAt: null,
+          pacedHosts: [],
+        }),
+      )
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const crawler = new Crawler({
+        ...DEFAULT_CRAWLER_OPTIONS,
+        api: createRecrawlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+        worker: 'polling',
+      })
+      const gaps = () => leaseCallsMs.slice(1).map((ms, i) => ms - leaseCallsMs[i]!)
+
+      await crawler.run({ rounds: 3, pollSeconds: 0.05 })
+      assert.equal(leaseCallsMs.length, 3)
+      for (const gap of gaps()) assert.ok(gap >= 950, `asked again after ${gap} ms, not the lease's 1 s`)
+
+      leaseCallsMs.length = 0
+      retryAfterSeconds = null
+      await crawler.run({ rounds: 3, pollSeconds: 0.2 })
+      assert.equal(leaseCallsMs.length, 3)
+      for (const gap of gaps()) assert.ok(gap >= 190 && gap < 900, `asked again after ${gap} ms, not the poll's 200`)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
     }
   })
 

@@ -8,7 +8,7 @@ import { createRandom } from '../../src/math/random.ts'
 import type { FastifyInstance } from 'fastify'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
-import type { components } from '../../src/client/index.ts'
+import type { components } from '@recrawl/client'
 
 // ---------------------------------------------------------------- a small parser of the Prometheus text format
 

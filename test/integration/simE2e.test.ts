@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRecrawlClient, ok } from '../../src/client/index.ts'
+import { createRecrawlClient, ok } from '@recrawl/client'
 import { simulatedClock } from '../../src/domain/clock.ts'
 import { DEFAULT_E2E_OPTIONS, runEndToEnd } from '../../src/sim/e2e.ts'
 import { startTestApp } from '../helpers/testApp.ts'

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { FAILED_STATUS_CLASSES, STATUS_CLASSES, statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, withTestApp, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
-import type { components } from '../../src/client/index.ts'
+import type { components } from '@recrawl/client'
 
 type Stats = components['schemas']['Stats']
 

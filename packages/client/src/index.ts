@@ -10,9 +10,9 @@
  * `ok` returns the body of a 2xx answer and throws a ProblemError for anything else.
  */
 import createClient, { type Client } from 'openapi-fetch'
-import type { components, paths } from './generated/schema.ts'
+import type { components, paths } from './generated/schema.js'
 
-export type { components, paths } from './generated/schema.ts'
+export type { components, paths } from './generated/schema.js'
 
 type Schemas = components['schemas']
 export type RecrawlApi = Client<paths>
