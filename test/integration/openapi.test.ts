@@ -145,6 +145,7 @@ describe('openapi/openapi.json', () => {
       'GET /v1/schedule': 'getSchedule',
       'POST /v1/optimize': 'runOptimizer',
       'GET /v1/hosts': 'listHosts',
+      'GET /v1/host-overview': 'listHostOverview',
       'PUT /v1/hosts/{host}': 'putHost',
       'DELETE /v1/hosts/{host}': 'deleteHost',
     })

@@ -347,6 +347,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-host pages, plan, limits, backoff and failures
+         * @description Every host that has pages, sorted and paged by the server (docs/api.md "Host overview"); follow nextCursor until it is null.
+         */
+        get: operations["listHostOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hosts/{host}": {
         parameters: {
             query?: never;
@@ -596,6 +616,29 @@ export interface components {
             /** @description Pages registered on the host. */
             pages: number;
         };
+        /** @description Failed fetches of the host in the last 24 hours, by kind. */
+        HostFailures: {
+            /** @description Crawls in the last 24 hours with a status outside 200…399 or no HTTP answer. */
+            total: number;
+            /** @description 4xx answers other than 429. */
+            http4xx: number;
+            /** @description 429 Too Many Requests. */
+            http429: number;
+            /** @description 5xx answers. */
+            http5xx: number;
+            /** @description Statuses below 200. */
+            httpOther: number;
+            /** @description No answer: timeouts. */
+            timeout: number;
+            /** @description No answer: DNS errors. */
+            dns: number;
+            /** @description No answer: connection errors. */
+            connection: number;
+            /** @description No answer: TLS errors. */
+            tls: number;
+            /** @description No answer: other errors. */
+            other: number;
+        };
         /** @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given. */
         HostLimits: {
             /** @description Cap on the host’s total crawl rate (docs/math.md 3.2); null or absent = none. */
@@ -606,6 +649,51 @@ export interface components {
         /** @description Every host with limits or pacing, by name. */
         HostList: {
             hosts: components["schemas"]["Host"][];
+        };
+        /** @description One host’s pages, plan, limits, backoff and failures. */
+        HostOverview: {
+            host: string;
+            /** @description Pages registered on the host. */
+            pages: number;
+            pagesByStatus: components["schemas"]["HostPagesByStatus"];
+            /** @description Pages due and not held by an unexpired lease. */
+            pagesOverdue: number;
+            /** @description Σ crawlsPerDay of the host’s pages (the current plan). */
+            plannedCrawlsPerDay: number;
+            /** @description The host’s crawl cap: the smaller of maxCrawlsPerDay and 86,400 / paceSeconds; null = none. */
+            capCrawlsPerDay: number | null;
+            /** @description The operator’s cap on the host (PUT /v1/hosts/{host}); null = none. */
+            maxCrawlsPerDay: number | null;
+            /** @description Least time between two leased pages of the host; 0 = not paced. */
+            paceSeconds: number;
+            /** @description The adaptive delay part of the pace; null = none. */
+            throttleDelaySeconds: number | null;
+            /** @description While the host is backed off (docs/api.md "Host backoff"): when it may be leased again; else null. */
+            blockedUntil: string | null;
+            /** @description Backoff incidents since the host was last forgiven. */
+            blockIncidents: number;
+            /** @description Σ importance·f(ρ) / Σ importance over the host’s pages under the current plan; null without weight. */
+            expectedFreshness: number | null;
+            /** @description Crawls of the host stored with a crawl time in the last 24 hours. */
+            crawlsLastDay: number;
+            failuresLastDay: components["schemas"]["HostFailures"];
+        };
+        /** @description One response of the host overview, in the requested order. */
+        HostOverviewList: {
+            hosts: components["schemas"]["HostOverview"][];
+            /** @description Hosts matching the filter. */
+            total: number;
+            /** @description Pass as cursor for the next hosts; null at the end. */
+            nextCursor: string | null;
+        };
+        /** @description The host’s pages by status (docs/api.md "Fetch outcomes"). */
+        HostPagesByStatus: {
+            active: number;
+            failing: number;
+            gone: number;
+            redirected: number;
+            /** @description Pages whose content hash changed on every fetch (any status). */
+            noisy: number;
         };
         /** @description The unexpired lease holding a page. */
         Lease: {
@@ -4084,6 +4172,154 @@ export interface operations {
                 };
             };
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid API key: missing, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key’s role does not allow this route. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the service log has the request id. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed, retry later. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHostOverview: {
+        parameters: {
+            query?: {
+                /** @description The column to sort by; ties are broken by host name. */
+                sort?: "host" | "pages" | "plannedCrawlsPerDay" | "crawlsLastDay" | "failuresLastDay" | "pagesOverdue" | "pagesFailing" | "expectedFreshness";
+                /** @description Sort direction; hosts without a value come last. */
+                order?: "asc" | "desc";
+                /** @description Only hosts whose name starts with this text. */
+                hostPrefix?: string;
+                /** @description nextCursor of the previous response. */
+                cursor?: string;
+                /** @description Hosts per response, default 50; values above 500 are served as 500. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next hosts. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostOverviewList"];
+                };
+            };
+            /** @description Bad sort, order, hostPrefix, cursor or limit. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
