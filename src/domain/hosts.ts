@@ -153,7 +153,7 @@ export const hostOverviewQuerySchema = z.object({
 
 const countsOf = (description: string) => z.number().int().describe(description)
 
-export const hostOverviewSchema = z
+const hostOverviewSchema = z
   .object({
     host: z.string(),
     pages: countsOf('Pages registered on the host.'),
