@@ -512,6 +512,96 @@ async function fillPageSuggestions() {
   }
 }
 
+// ---------------------------------------------------------------- host view
+
+const HOSTS_PER_VIEW = 25
+/** The host view's sort, filter and position; `cursors[i]` opens view page i (null: the first). */
+const hostView = { sort: 'crawlsLastDay', order: 'desc', prefix: '', cursors: [null], index: 0 }
+
+function hostFailuresText(f) {
+  const kinds = [
+    ['timeout', f.timeout],
+    ['DNS', f.dns],
+    ['connection', f.connection],
+    ['TLS', f.tls],
+    ['other error', f.other],
+    ['4xx', f.http4xx],
+    ['429', f.http429],
+    ['5xx', f.http5xx],
+    ['1xx', f.httpOther],
+  ].filter(([, n]) => n > 0)
+  if (f.total === 0) return '0'
+  return `${fmtNum(f.total)} (${kinds.map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')})`
+}
+
+function hostRow(h) {
+  const st = h.pagesByStatus
+  const capped = h.capCrawlsPerDay !== null && h.plannedCrawlsPerDay >= 0.99 * h.capCrawlsPerDay
+  const planned = el('td', { class: 'num' }, fmtNum(h.plannedCrawlsPerDay))
+  if (capped) planned.append(' ', el('span', { class: 'limited' }, 'capped'))
+  const backoff = h.blockedUntil
+    ? el('span', { class: 'blocked' }, `blocked until ${fmtTime(h.blockedUntil)} (${h.blockIncidents} incidents)`)
+    : h.throttleDelaySeconds
+      ? `throttled ${fmtDuration(h.throttleDelaySeconds)}`
+      : '–'
+  const tr = el(
+    'tr',
+    { 'data-host': h.host, class: capped || h.blockedUntil ? 'bad' : '' },
+    el('td', {}, h.host),
+    el('td', { class: 'num' }, fmtNum(h.pages)),
+    el(
+      'td',
+      {},
+      `${fmtNum(st.active)} · ${fmtNum(st.failing)} · ${fmtNum(st.gone)} · ${fmtNum(st.redirected)} · ${fmtNum(st.noisy)}`,
+    ),
+    el('td', { class: 'num' }, fmtNum(h.pagesOverdue)),
+    planned,
+    el('td', { class: 'num' }, h.capCrawlsPerDay === null ? 'none' : fmtNum(h.capCrawlsPerDay)),
+    el('td', {}, h.paceSeconds > 0 ? fmtDuration(h.paceSeconds) : '–'),
+    el('td', {}, backoff),
+    el('td', { class: 'num' }, fmtNum(h.crawlsLastDay)),
+    el('td', {}, hostFailuresText(h.failuresLastDay)),
+    el('td', { class: 'num' }, fmtPct(h.expectedFreshness)),
+  )
+  return tr
+}
+
+async function loadHosts() {
+  const q = new URLSearchParams({ sort: hostView.sort, order: hostView.order, limit: String(HOSTS_PER_VIEW) })
+  if (hostView.prefix) q.set('hostPrefix', hostView.prefix)
+  const cursor = hostView.cursors[hostView.index]
+  if (cursor) q.set('cursor', cursor)
+  try {
+    const res = await api(`/v1/host-overview?${q}`)
+    $('hosts-error').textContent = ''
+    fillTable('host-overview-table', res.hosts.map(hostRow))
+    hostView.cursors[hostView.index + 1] = res.nextCursor
+    const first = hostView.index * HOSTS_PER_VIEW
+    $('hosts-range').textContent =
+      res.total === 0
+        ? 'no host has pages'
+        : `${fmtNum(first + 1)}–${fmtNum(first + res.hosts.length)} of ${fmtNum(res.total)} hosts`
+    $('hosts-prev').disabled = hostView.index === 0
+    $('hosts-next').disabled = res.nextCursor === null
+    for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
+      if (th.dataset.sort === hostView.sort)
+        th.setAttribute('aria-sort', hostView.order === 'asc' ? 'ascending' : 'descending')
+      else th.removeAttribute('aria-sort')
+    }
+    dashboard.hosts = res
+    dashboard.hostLoads = (dashboard.hostLoads ?? 0) + 1
+  } catch (err) {
+    $('hosts-error').textContent = err.message
+  }
+}
+
+/** Back to the first view page (after a change of sort or filter). */
+function reloadHosts() {
+  hostView.cursors = [null]
+  hostView.index = 0
+  return loadHosts()
+}
+
 // ---------------------------------------------------------------- page drill-down
 
 async function showPage(url) {
@@ -709,9 +799,34 @@ $('key-form').addEventListener('submit', (e) => {
   if (v) localStorage.setItem(KEY_STORAGE, v)
   else localStorage.removeItem(KEY_STORAGE)
   refresh()
+  loadHosts()
   fillPageSuggestions()
 })
 $('window-hours').addEventListener('change', refresh)
+$('host-form').addEventListener('submit', (e) => {
+  e.preventDefault()
+  hostView.prefix = $('host-prefix').value.trim()
+  reloadHosts()
+})
+$('hosts-prev').addEventListener('click', () => {
+  if (hostView.index > 0) hostView.index--
+  loadHosts()
+})
+$('hosts-next').addEventListener('click', () => {
+  if (hostView.cursors[hostView.index + 1]) hostView.index++
+  loadHosts()
+})
+for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
+  th.addEventListener('click', () => {
+    const key = th.dataset.sort
+    if (hostView.sort === key) hostView.order = hostView.order === 'asc' ? 'desc' : 'asc'
+    else {
+      hostView.sort = key
+      hostView.order = key === 'host' ? 'asc' : 'desc'
+    }
+    reloadHosts()
+  })
+}
 $('page-form').addEventListener('submit', (e) => {
   e.preventDefault()
   const url = $('page-url').value.trim()
@@ -728,6 +843,7 @@ window.addEventListener('resize', () => {
 })
 
 await refresh()
+await loadHosts()
 fillPageSuggestions()
 const linked = new URLSearchParams(location.hash.slice(1)).get('page')
 if (linked) {
@@ -737,4 +853,7 @@ if (linked) {
   })
 }
 dashboard.ready = true
-setInterval(refresh, REFRESH_MS)
+setInterval(() => {
+  refresh()
+  loadHosts()
+}, REFRESH_MS)

@@ -1,0 +1,163 @@
+import { describe, it, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import type { Browser, Page } from 'playwright-core'
+import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { MS_PER_HOUR } from '../../src/math/units.ts'
+
+/**
+ * The dashboard's host view in a real browser (Debian's chromium through playwright-core) against the
+ * service on a real port: one page of hosts at a time from GET /v1/host-overview, sorted by a click on a
+ * heading, paged, filtered by a host prefix, with failures without an HTTP status shown by kind and capped
+ * hosts marked. Screenshots go to test-artifacts/ (docs/img holds copies for the README).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+const HOSTS = 60
+const PER_VIEW = 25
+
+interface HostViewWindow {
+  recrawlDashboard?: { ready?: boolean; hostLoads?: number; hosts?: { total: number; hosts: { host: string }[] } }
+}
+
+async function launch(ctx: TestContext): Promise<Browser | null> {
+  if (!existsSync(CHROMIUM)) {
+    const message = `SKIPPED: no chromium at ${CHROMIUM} (install it: apt-get install -y chromium, or set CHROMIUM_PATH); the host view was NOT tested in a browser`
+    console.warn(`\n*** ${message} ***\n`)
+    ctx.skip(message)
+    return null
+  }
+  const { chromium } = await import('playwright-core')
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+}
+
+const hostName = (i: number) => `h${String(i).padStart(2, '0')}.example`
+
+/** HOSTS hosts with i + 1 pages each; host 7 times out and fails DNS, host 3 gets 503s, host 5 is capped. */
+async function seed(t: TestApp): Promise<void> {
+  const pages = []
+  for (let i = 0; i < HOSTS; i++) for (let j = 0; j <= i; j++) pages.push({ url: `https://${hostName(i)}/${j}` })
+  const put = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
+  assert.equal(put.statusCode, 200, put.body)
+  const cap = await t.app.inject({ method: 'PUT', url: '/v1/hosts/h05.example', payload: { maxCrawlsPerDay: 0.5 } })
+  assert.equal(cap.statusCode, 200, cap.body)
+  const observations: Record<string, unknown>[] = []
+  for (let k = 6; k >= 1; k--) {
+    const at = iso(T0 - k * MS_PER_HOUR)
+    for (const p of pages) {
+      const host = new URL(p.url).host
+      if (host === 'h07.example' && k <= 3)
+        observations.push({ ...p, crawledAt: at, fetchError: k === 1 ? 'dns' : 'timeout' })
+      else if (host === 'h03.example' && k <= 2) observations.push({ ...p, crawledAt: at, httpStatus: 503 })
+      else observations.push({ ...p, crawledAt: at, httpStatus: 200, contentHash: `${p.url}#${k % 2}` })
+    }
+  }
+  for (let i = 0; i < observations.length; i += 1000) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/observations',
+      payload: { observations: observations.slice(i, i + 1000) },
+    })
+    assert.equal(res.statusCode, 200, res.body)
+  }
+  const opt = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+  assert.equal(opt.statusCode, 200, opt.body)
+}
+
+async function hostRows(page: Page): Promise<string[][]> {
+  return (await page.locator('#host-overview-table tbody tr').allInnerTexts()).map((r) => r.split('\t'))
+}
+
+/** Runs `action` and waits until the host view has loaded again. */
+async function afterHostLoad(page: Page, action: () => Promise<void>): Promise<void> {
+  const loads = (await page.evaluate(() => (globalThis as HostViewWindow).recrawlDashboard!.hostLoads ?? 0)) as number
+  await action()
+  await page.waitForFunction((n) => ((globalThis as HostViewWindow).recrawlDashboard!.hostLoads ?? 0) > n, loads, {
+    timeout: 10_000,
+  })
+}
+
+describe('host view in chromium', () => {
+  it('shows one server page of hosts at a time, sorts on a heading click, pages, filters, and shows failures by kind', async (ctx) => {
+    const browser = await launch(ctx)
+    if (!browser) return
+    const t = await startTestApp({ statsCacheMs: 0 })
+    try {
+      await seed(t)
+      await t.app.listen({ host: '127.0.0.1', port: 0 })
+      const baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+      const errors: string[] = []
+      page.on('pageerror', (err) => errors.push(String(err)))
+      const requests: string[] = []
+      page.on('request', (r) => {
+        if (r.url().includes('/v1/host-overview')) requests.push(r.url())
+      })
+      await page.goto(`${baseUrl}/`)
+      await page.waitForFunction(() => (globalThis as HostViewWindow).recrawlDashboard?.ready === true, null, {
+        timeout: 15_000,
+      })
+
+      let rows = await hostRows(page)
+      assert.equal(rows.length, PER_VIEW, 'one view page of hosts, not all of them')
+      assert.match(await page.locator('#hosts-range').innerText(), new RegExp(`^1–${PER_VIEW} of ${HOSTS} hosts$`))
+      assert.ok(requests.every((u) => new URL(u).searchParams.get('limit') === String(PER_VIEW)))
+      // Default sort: most crawls in the last day first; the host with the most pages leads.
+      assert.equal(rows[0]![0], hostName(HOSTS - 1))
+
+      await mkdir(ARTIFACTS, { recursive: true })
+      await page.screenshot({ path: new URL('dashboard-main.png', ARTIFACTS).pathname, fullPage: false })
+
+      await afterHostLoad(page, () => page.click('#host-overview-table th[data-sort="host"]'))
+      rows = await hostRows(page)
+      assert.deepEqual(
+        rows.map((r) => r[0]),
+        Array.from({ length: PER_VIEW }, (_, i) => hostName(i)),
+      )
+      assert.equal(await page.getAttribute('#host-overview-table th[data-sort="host"]', 'aria-sort'), 'ascending')
+      const h07 = rows.find((r) => r[0] === 'h07.example')!
+      assert.match(h07[9]!, /^24 \(timeout 16, DNS 8\)$/, 'failures without an HTTP status are failures, by kind')
+      const h03 = rows.find((r) => r[0] === 'h03.example')!
+      assert.match(h03[9]!, /^8 \(5xx 8\)$/)
+      const h05 = rows.find((r) => r[0] === 'h05.example')!
+      assert.match(h05[4]!, /capped/, 'a host whose plan reaches its cap is marked')
+      assert.equal(h05[5], '0.5')
+      assert.doesNotMatch(rows.find((r) => r[0] === 'h06.example')![4]!, /capped/)
+
+      await afterHostLoad(page, () => page.click('#hosts-next'))
+      rows = await hostRows(page)
+      assert.equal(rows[0]![0], hostName(PER_VIEW))
+      assert.match(await page.locator('#hosts-range').innerText(), new RegExp(`^26–50 of ${HOSTS} hosts$`))
+      await afterHostLoad(page, () => page.click('#hosts-next'))
+      rows = await hostRows(page)
+      assert.equal(rows.length, HOSTS - 2 * PER_VIEW)
+      assert.equal(await page.isDisabled('#hosts-next'), true)
+      await afterHostLoad(page, () => page.click('#hosts-prev'))
+      assert.equal((await hostRows(page))[0]![0], hostName(PER_VIEW))
+
+      await page.fill('#host-prefix', 'h1')
+      await afterHostLoad(page, () => page.click('#host-form button[type="submit"]'))
+      rows = await hostRows(page)
+      assert.deepEqual(
+        rows.map((r) => r[0]),
+        Array.from({ length: 10 }, (_, i) => hostName(10 + i)),
+      )
+      await page.fill('#host-prefix', '')
+      await afterHostLoad(page, () => page.click('#host-form button[type="submit"]'))
+      await afterHostLoad(page, () => page.click('#host-overview-table th[data-sort="failuresLastDay"]'))
+      rows = await hostRows(page)
+      assert.deepEqual(
+        rows.slice(0, 2).map((r) => r[0]),
+        ['h07.example', 'h03.example'],
+      )
+      await page.locator('#host-view').screenshot({ path: new URL('host-view.png', ARTIFACTS).pathname })
+      assert.deepEqual(errors, [])
+      await page.close()
+    } finally {
+      await browser.close()
+      await t.close()
+    }
+  })
+})
