@@ -1,6 +1,8 @@
 // recrawl dashboard: plain ES module, no build step. Reads GET /v1/stats every REFRESH_MS and the
 // page endpoints on demand; draws with uPlot (served from the uplot package at /vendor/uplot/).
 
+import { fmtAxisCount } from './format.js'
+
 const REFRESH_MS = 10_000
 const KEY_STORAGE = 'recrawl.apiKey'
 const COLORS = {
@@ -10,6 +12,8 @@ const COLORS = {
   red: '#d1495b',
   grey: '#8a8f98',
   purple: '#7b5ea7',
+  // The hourly crawl line's own colour: red is the 5xx class's in the next chart.
+  teal: '#1b9aaa',
 }
 
 const STATUS_CLASS_COLORS = {
@@ -184,6 +188,8 @@ const timeSeries = {
   value: (_u, v) => (v === null || v === undefined ? '–' : fmtTime(new Date(v * 1000).toISOString())),
 }
 const timeAxis = { values: utcTicks }
+/** A y axis of counts or rates: compact ticks (1.5K, 200K, 3M, 1B) that fit its width at any magnitude. */
+const countAxis = (extra = {}) => ({ values: (_u, ticks) => ticks.map(fmtAxisCount), ...extra })
 
 /** The smallest of 1, 2, 2.5, 5 × 10^k at or above v (v > 0). */
 function niceCeil(v) {
@@ -290,7 +296,7 @@ function histogramChart(id, noteId, histogram, unit) {
       scales: { x: { time: false, range: [lo, hi] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
         { splits: () => decades, values: (_u, ticks) => ticks.map((t) => fmtNum(10 ** t)), label: unit },
-        { label: 'pages' },
+        countAxis({ label: 'pages' }),
       ],
       series: [
         { label: unit, value: (_u, v) => (v === null ? '–' : `≈ ${fmtNum(10 ** v)}`) },
@@ -369,7 +375,10 @@ function renderOverview(s) {
     },
     joinOnX([
       sampleList(samples, (p) => p.expectedFreshness),
-      runs.filter((r) => r.expectedFreshness !== null).map((r) => [secs(r.startedAt), r.expectedFreshness]),
+      // Only runs that solved for pages: a run on an empty database reports a vacuous 100 %.
+      runs
+        .filter((r) => r.pages > 0 && r.expectedFreshness !== null)
+        .map((r) => [secs(r.startedAt), r.expectedFreshness]),
     ]),
     empty,
   )
@@ -379,14 +388,14 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
-      axes: [timeAxis, {}],
+      axes: [timeAxis, countAxis()],
       series: [
         timeSeries,
         // Wide and drawn first: where the planned rates spend the whole budget, it frames their line.
         line('budget', COLORS.grey, { width: 5, dash: [8, 4], markerSize: 11 }),
         line('planned Σρ', COLORS.blue, { markerSize: 7 }),
         line('crawled (last hour × 24)', COLORS.orange, { markerSize: 5 }),
-        hourly('crawled per hour × 24', COLORS.red),
+        hourly('crawled per hour × 24', COLORS.teal),
       ],
     },
     joinOnX([
@@ -403,7 +412,11 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() }, h: { range: fromZero() } },
-      axes: [timeAxis, { label: 'pages' }, { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } }],
+      axes: [
+        timeAxis,
+        countAxis({ label: 'pages' }),
+        { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } },
+      ],
       series: [
         timeSeries,
         line('overdue pages', COLORS.red, { markerSize: 9 }),
@@ -423,7 +436,7 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
-      axes: [timeAxis, { label: 'crawls per hour' }],
+      axes: [timeAxis, countAxis({ label: 'crawls per hour' })],
       series: [timeSeries, ...classes.map((c) => hourly(c === 'none' ? 'no status' : c, STATUS_CLASS_COLORS[c]))],
     },
     [
