@@ -343,10 +343,28 @@ function renderTiles(s) {
       crawled ? `${fmtNum(failed)} · ${fmtPct(failed / crawled)}` : '–',
     ],
   ]
+  const a = s.handOutAllowance
+  const allowance = el(
+    'div',
+    {
+      class: a.limiting ? 'tile limited-tile' : 'tile',
+      id: 'allowance-tile',
+      title: `tokens left ${fmtNum(a.tokens)} of ${fmtNum(a.capacity)}, reserve ${fmtNum(a.reserve)}, refilled at ${fmtNum(a.perDay)} a day`,
+    },
+    el('span', { class: 'v' }, `${fmtNum(Math.floor(a.tokens))} / ${fmtNum(Math.floor(a.capacity))}`),
+    el(
+      'span',
+      { class: 'k' },
+      a.limiting
+        ? 'hand-out allowance: LIMITING (fewer tokens than overdue pages)'
+        : 'hand-out allowance: not limiting',
+    ),
+  )
   $('tiles').replaceChildren(
     ...tiles.map(([k, v]) =>
       el('div', { class: 'tile' }, el('span', { class: 'v' }, v), el('span', { class: 'k' }, k)),
     ),
+    allowance,
   )
 }
 

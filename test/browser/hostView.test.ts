@@ -107,6 +107,11 @@ describe('host view in chromium', () => {
       // Default sort: most crawls in the last day first; the host with the most pages leads.
       assert.equal(rows[0]![0], hostName(HOSTS - 1))
 
+      // The allowance tile: 10,000 a day with a 2-hour burst holds hundreds of tokens, more than the overdue pages.
+      const allowance = await page.locator('#allowance-tile').innerText()
+      assert.match(allowance, /hand-out allowance: not limiting/)
+      assert.equal(await page.locator('#allowance-tile.limited-tile').count(), 0)
+
       await mkdir(ARTIFACTS, { recursive: true })
       await page.screenshot({ path: new URL('dashboard-main.png', ARTIFACTS).pathname, fullPage: false })
 

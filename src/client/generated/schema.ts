@@ -1243,6 +1243,19 @@ export interface components {
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
+            /** @description The fleet-wide hand-out allowance (docs/api.md "Never more than the budget"). */
+            handOutAllowance: {
+                /** @description Pages leases may hand out now before the allowance runs dry. */
+                tokens: number;
+                /** @description Most tokens the allowance holds: budgetCrawlsPerDay × handOutBurstHours / 24. */
+                capacity: number;
+                /** @description Tokens early hand-outs leave for pages that fall due. */
+                reserve: number;
+                /** @description Refill rate: budgetCrawlsPerDay. */
+                perDay: number;
+                /** @description Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance). */
+                limiting: boolean;
+            };
             /** @description Totals of the counters of /metrics since this replica started. */
             counters: {
                 observations: {
