@@ -657,7 +657,16 @@ async function showPage(url) {
     estimators: estimates.estimators.length,
   }
 
+  // Operational facts first: what an operator checks before reading any estimate.
+  const statusText =
+    page.status === 'active' ? 'active' : el('span', { class: 'limited', 'data-status': page.status }, page.status)
   const summary = [
+    ['status', statusText],
+    ['last HTTP status', page.lastHttpStatus ?? '–'],
+    ['consecutive failures', fmtNum(page.consecutiveFailures)],
+    ['redirect target', page.redirectTo ?? '–'],
+    ['lease', page.lease ? `${page.lease.worker ?? '?'} until ${fmtTime(page.lease.expiresAt)}` : '–'],
+    ['noisy', page.noisy ? el('span', { class: 'limited' }, 'yes: the content hash changes on every fetch') : 'no'],
     ['url', page.url],
     ['host', page.host],
     ['importance', fmtNum(page.importance)],
@@ -668,7 +677,6 @@ async function showPage(url) {
     ['last crawled', fmtTime(page.lastCrawledAt)],
     ['next crawl', fmtTime(page.nextCrawlAt)],
     ['due', fmtTime(page.dueAt)],
-    ['lease', page.lease ? `${page.lease.worker ?? '?'} until ${fmtTime(page.lease.expiresAt)}` : '–'],
   ]
   $('page-summary').replaceChildren(...summary.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))
 

@@ -160,6 +160,29 @@ describe('host view in chromium', () => {
       await page.locator('#host-view').screenshot({ path: new URL('host-view.png', ARTIFACTS).pathname })
       assert.deepEqual(errors, [])
       await page.close()
+
+      // The drill-down of a page whose last two fetches were 503s: operational facts before the estimates.
+      const drill = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+      const drillErrors: string[] = []
+      drill.on('pageerror', (err) => drillErrors.push(String(err)))
+      await drill.goto(`${baseUrl}/#page=${encodeURIComponent('https://h03.example/0')}`)
+      await drill.waitForFunction(() => (globalThis as HostViewWindow).recrawlDashboard?.ready === true, null, {
+        timeout: 15_000,
+      })
+      const terms = await drill.locator('#page-summary dt').allInnerTexts()
+      const values = await drill.locator('#page-summary dd').allInnerTexts()
+      assert.deepEqual(terms.slice(0, 6), [
+        'status',
+        'last HTTP status',
+        'consecutive failures',
+        'redirect target',
+        'lease',
+        'noisy',
+      ])
+      assert.deepEqual(values.slice(0, 6), ['failing', '503', '2', '–', '–', 'no'])
+      assert.ok(terms.indexOf('changes/day') > 5, 'the estimates come after the operational facts')
+      assert.deepEqual(drillErrors, [])
+      await drill.close()
     } finally {
       await browser.close()
       await t.close()
