@@ -633,6 +633,44 @@ function reloadHosts() {
   return loadHosts()
 }
 
+// ---------------------------------------------------------------- lease view
+
+async function loadLeases() {
+  try {
+    const res = await api('/v1/lease-overview?limit=50')
+    const nowS = dashboard.stats ? secs(dashboard.stats.takenAt) : Date.now() / 1000
+    const until = (iso) => {
+      const left = secs(iso) - nowS
+      return `${fmtTime(iso)} (${left >= 0 ? `in ${fmtDuration(left)}` : `${fmtDuration(-left)} ago`})`
+    }
+    fillTable(
+      'lease-overview-table',
+      res.workers.map((w) =>
+        el(
+          'tr',
+          { class: w.pagesPastExpiry > 0 ? 'bad' : '', 'data-worker': w.worker ?? '' },
+          el('td', {}, w.worker ?? '(unnamed)'),
+          el('td', { class: 'num' }, fmtNum(w.leases)),
+          el('td', { class: 'num' }, fmtNum(w.pages)),
+          el('td', { class: 'num' }, w.pagesPastExpiry > 0 ? `${fmtNum(w.pagesPastExpiry)} ⚠` : '0'),
+          el('td', {}, until(w.earliestExpiresAt)),
+          el('td', {}, until(w.latestExpiresAt)),
+        ),
+      ),
+    )
+    const stuck = res.workers.filter((w) => w.pagesPastExpiry > 0).length
+    $('lease-note').textContent =
+      res.totalWorkers === 0
+        ? 'no page is leased'
+        : `${fmtNum(res.totalWorkers)} workers hold leased pages` +
+          (stuck ? `; ${stuck} hold pages past their lease (neither reported nor given back in time)` : '') +
+          (res.workers.length < res.totalWorkers ? `; the ${res.workers.length} listed first` : '')
+    dashboard.leases = res
+  } catch (err) {
+    $('lease-note').textContent = err.message
+  }
+}
+
 // ---------------------------------------------------------------- page drill-down
 
 async function showPage(url) {
@@ -837,7 +875,7 @@ $('key-form').addEventListener('submit', (e) => {
   const v = $('api-key').value.trim()
   if (v) localStorage.setItem(KEY_STORAGE, v)
   else localStorage.removeItem(KEY_STORAGE)
-  refresh()
+  refresh().then(loadLeases)
   loadHosts()
   fillPageSuggestions()
 })
@@ -883,6 +921,7 @@ window.addEventListener('resize', () => {
 
 await refresh()
 await loadHosts()
+await loadLeases()
 fillPageSuggestions()
 const linked = new URLSearchParams(location.hash.slice(1)).get('page')
 if (linked) {
@@ -893,6 +932,6 @@ if (linked) {
 }
 dashboard.ready = true
 setInterval(() => {
-  refresh()
+  refresh().then(loadLeases)
   loadHosts()
 }, REFRESH_MS)

@@ -5,17 +5,21 @@ import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
-import { MS_PER_HOUR } from '../../src/math/units.ts'
+import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
 
 /**
  * The dashboard's host view in a real browser (Debian's chromium through playwright-core) against the
  * service on a real port: one page of hosts at a time from GET /v1/host-overview, sorted by a click on a
  * heading, paged, filtered by a host prefix, with failures without an HTTP status shown by kind and capped
- * hosts marked. Screenshots go to test-artifacts/ (docs/img holds copies for the README).
+ * hosts marked. On the same data: the allowance tile, the lease view (a worker holding pages past its lease
+ * first) and a failing page's drill-down with its operational facts first. Screenshots go to test-artifacts/
+ * (docs/img holds copies for the README).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const HOSTS = 60
+/** The HOSTS hosts with crawls, and one whose pages are only leased. */
+const TOTAL_HOSTS = HOSTS + 1
 const PER_VIEW = 25
 
 interface HostViewWindow {
@@ -64,6 +68,22 @@ async function seed(t: TestApp): Promise<void> {
   }
   const opt = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
   assert.equal(opt.statusCode, 200, opt.body)
+  // Two workers lease the pages of a new host: one holds 3 for a minute and never reports, the other 5 for an hour.
+  const fresh = Array.from({ length: 8 }, (_, i) => ({ url: `https://leases.example/${i}` }))
+  const putFresh = await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages: fresh } })
+  assert.equal(putFresh.statusCode, 200, putFresh.body)
+  for (const [worker, limit, leaseSeconds] of [
+    ['crawler-stuck', 3, 60],
+    ['crawler-ok', 5, 3600],
+  ] as const) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/leases',
+      payload: { worker, limit, leaseSeconds, hosts: ['leases.example'] },
+    })
+    assert.equal(res.json().pages.length, limit, res.body)
+  }
+  t.clock.advanceMs(2 * MS_PER_MINUTE)
 }
 
 async function hostRows(page: Page): Promise<string[][]> {
@@ -102,7 +122,10 @@ describe('host view in chromium', () => {
 
       let rows = await hostRows(page)
       assert.equal(rows.length, PER_VIEW, 'one view page of hosts, not all of them')
-      assert.match(await page.locator('#hosts-range').innerText(), new RegExp(`^1–${PER_VIEW} of ${HOSTS} hosts$`))
+      assert.match(
+        await page.locator('#hosts-range').innerText(),
+        new RegExp(`^1–${PER_VIEW} of ${TOTAL_HOSTS} hosts$`),
+      )
       assert.ok(requests.every((u) => new URL(u).searchParams.get('limit') === String(PER_VIEW)))
       // Default sort: most crawls in the last day first; the host with the most pages leads.
       assert.equal(rows[0]![0], hostName(HOSTS - 1))
@@ -111,6 +134,23 @@ describe('host view in chromium', () => {
       const allowance = await page.locator('#allowance-tile').innerText()
       assert.match(allowance, /hand-out allowance: not limiting/)
       assert.equal(await page.locator('#allowance-tile.limited-tile').count(), 0)
+
+      // The lease view: the worker holding pages past its lease stands out, first.
+      const leaseRows = (await page.locator('#lease-overview-table tbody tr').allInnerTexts()).map((r) => r.split('\t'))
+      assert.deepEqual(
+        leaseRows.map((r) => r.slice(0, 4)),
+        [
+          ['crawler-stuck', '1', '3', '3 ⚠'],
+          ['crawler-ok', '1', '5', '0'],
+        ],
+      )
+      assert.equal(await page.locator('#lease-overview-table tr.bad[data-worker="crawler-stuck"]').count(), 1)
+      assert.match(leaseRows[0]![4]!, /\(1 min ago\)$/)
+      assert.match(leaseRows[1]![5]!, /\(in 58 min\)$/)
+      assert.match(
+        await page.locator('#lease-note').innerText(),
+        /2 workers hold leased pages; 1 hold pages past their lease/,
+      )
 
       await mkdir(ARTIFACTS, { recursive: true })
       await page.screenshot({ path: new URL('dashboard-main.png', ARTIFACTS).pathname, fullPage: false })
@@ -134,10 +174,10 @@ describe('host view in chromium', () => {
       await afterHostLoad(page, () => page.click('#hosts-next'))
       rows = await hostRows(page)
       assert.equal(rows[0]![0], hostName(PER_VIEW))
-      assert.match(await page.locator('#hosts-range').innerText(), new RegExp(`^26–50 of ${HOSTS} hosts$`))
+      assert.match(await page.locator('#hosts-range').innerText(), new RegExp(`^26–50 of ${TOTAL_HOSTS} hosts$`))
       await afterHostLoad(page, () => page.click('#hosts-next'))
       rows = await hostRows(page)
-      assert.equal(rows.length, HOSTS - 2 * PER_VIEW)
+      assert.equal(rows.length, TOTAL_HOSTS - 2 * PER_VIEW)
       assert.equal(await page.isDisabled('#hosts-next'), true)
       await afterHostLoad(page, () => page.click('#hosts-prev'))
       assert.equal((await hostRows(page))[0]![0], hostName(PER_VIEW))

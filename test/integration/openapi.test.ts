@@ -146,6 +146,7 @@ describe('openapi/openapi.json', () => {
       'POST /v1/optimize': 'runOptimizer',
       'GET /v1/hosts': 'listHosts',
       'GET /v1/host-overview': 'listHostOverview',
+      'GET /v1/lease-overview': 'leaseOverview',
       'PUT /v1/hosts/{host}': 'putHost',
       'DELETE /v1/hosts/{host}': 'deleteHost',
     })

@@ -243,6 +243,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lease-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Leased pages by worker
+         * @description Each worker’s leases, pages and expiry range, with the pages it holds past their lease’s expiry; those workers come first (docs/api.md "Lease overview").
+         */
+        get: operations["leaseOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/leases/{leaseId}": {
         parameters: {
             query?: never;
@@ -743,6 +763,12 @@ export interface components {
             nextDueAt: string | null;
             /** @description After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100). */
             pacedHosts: components["schemas"]["PacedHost"][];
+        };
+        /** @description Leased pages by worker, those holding pages past expiry first. */
+        LeaseOverview: {
+            workers: components["schemas"]["WorkerLeases"][];
+            /** @description Workers holding leased pages (workers may list fewer). */
+            totalWorkers: number;
         };
         /** @description What releasing the lease returned to the pool. */
         LeaseRelease: {
@@ -1371,6 +1397,27 @@ export interface components {
                 pages: number;
                 lastCrawledAt: string;
             }[];
+        };
+        /** @description One worker’s leased pages. */
+        WorkerLeases: {
+            /** @description The worker name leases were taken with; null when none was given. */
+            worker: string | null;
+            /** @description Leases of the worker that still hold pages. */
+            leases: number;
+            /** @description Pages those leases hold. */
+            pages: number;
+            /** @description Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool. */
+            pagesPastExpiry: number;
+            /**
+             * Format: date-time
+             * @description The earliest expiry among the worker’s leased pages.
+             */
+            earliestExpiresAt: string;
+            /**
+             * Format: date-time
+             * @description The latest expiry among the worker’s leased pages.
+             */
+            latestExpiresAt: string;
         };
     };
     responses: never;
@@ -3311,6 +3358,146 @@ export interface operations {
                 };
             };
             /** @description Invalid input: errors lists every bad field; nothing was changed. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid API key: missing, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key’s role does not allow this route. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the service log has the request id. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed, retry later. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    leaseOverview: {
+        parameters: {
+            query?: {
+                /** @description Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workers. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseOverview"];
+                };
+            };
+            /** @description Bad limit. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
