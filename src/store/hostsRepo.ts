@@ -3,6 +3,7 @@ import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { HostBlockState } from '../core/fetchOutcomes.ts'
 import type { CrawlSpacing } from '../core/settings.ts'
 import { weightedFreshnessSql } from './statsRepo.ts'
+import { likePrefix } from './likePatterns.ts'
 
 export interface HostRow {
   host: string
@@ -189,11 +190,6 @@ export interface HostOverviewRow {
   otherErrors: number
   /** Hosts matching the filter, on every row. */
   total: number
-}
-
-/** `value` as a LIKE pattern that matches it literally, followed by anything. */
-function likePrefix(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`) + '%'
 }
 
 /**

@@ -147,6 +147,7 @@ describe('openapi/openapi.json', () => {
       'GET /v1/hosts': 'listHosts',
       'GET /v1/host-overview': 'listHostOverview',
       'GET /v1/lease-overview': 'leaseOverview',
+      'POST /v1/pages/bulk': 'bulkPages',
       'PUT /v1/hosts/{host}': 'putHost',
       'DELETE /v1/hosts/{host}': 'deleteHost',
     })

@@ -71,6 +71,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pages/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count, delete or update the pages a filter takes
+         * @description One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").
+         */
+        post: operations["bulkPages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pages/by-url": {
         parameters: {
             query?: never;
@@ -455,6 +475,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An action on every page a filter takes, or only its count (dryRun). */
+        BulkPages: {
+            filter: components["schemas"]["PageFilter"];
+            /**
+             * @description count changes nothing; delete removes the pages and their history; update sets what `set` gives.
+             * @enum {string}
+             */
+            action: "count" | "delete" | "update";
+            /** @description For update: the attributes to set; an absent one keeps each page’s value. */
+            set?: {
+                importance?: number;
+                /** @description null = the settings’ minCrawlsPerDay. */
+                minCrawlsPerDay?: number | null;
+                /** @description null = the settings’ maxCrawlsPerDay. */
+                maxCrawlsPerDay?: number | null;
+            };
+            /** @description true: only count the pages the action would take (default false). */
+            dryRun?: boolean;
+        };
+        /** @description What a bulk action took and did. */
+        BulkPagesResult: {
+            /** @description Pages the filter took. */
+            matched: number;
+            /** @description Pages deleted or updated; 0 for count and dryRun. */
+            applied: number;
+        };
         /** @description The simulated time. */
         Clock: {
             /**
@@ -1005,6 +1051,20 @@ export interface components {
             created: number;
             updated: number;
         };
+        /** @description Which pages: every given condition must hold. At least one is required. */
+        PageFilter: {
+            /** @description Only pages of this host. */
+            host?: string;
+            /** @description Only pages whose canonical URL starts with this text (taken literally). */
+            urlPrefix?: string;
+            /**
+             * @description Only pages with this status.
+             * @enum {string}
+             */
+            status?: "active" | "failing" | "gone" | "redirected";
+            /** @description Only pages flagged noisy (true) or not (false). */
+            noisy?: boolean;
+        };
         /** @description Pages in id order, one response of a cursor listing. */
         PageList: {
             pages: components["schemas"]["Page"][];
@@ -1483,6 +1543,12 @@ export interface operations {
             query?: {
                 /** @description Only pages of this host. */
                 host?: string;
+                /** @description Only pages whose canonical URL starts with this text (taken literally). */
+                urlPrefix?: string;
+                /** @description Only pages with this status. */
+                status?: "active" | "failing" | "gone" | "redirected";
+                /** @description Only pages flagged noisy (true) or not (false). */
+                noisy?: "true" | "false";
                 /** @description nextCursor of the previous response. */
                 cursor?: string;
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
@@ -1714,6 +1780,162 @@ export interface operations {
             };
             /** @description More items than MAX_BATCH_ITEMS, or a body larger than BODY_LIMIT_BYTES; nothing was applied. */
             413: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value of the request, or one derived from it, is outside what the service can store or compute; nothing was changed. */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More requests in a minute than RATE_LIMIT_PER_MINUTE allows (when set); nothing was done. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; the service log has the request id. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed, retry later. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    bulkPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPages"];
+            };
+        };
+        responses: {
+            /** @description How many pages the filter took and how many were changed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPagesResult"];
+                };
+            };
+            /** @description Invalid input: errors lists every bad field; nothing was changed. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid API key: missing, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Bearer, with error="invalid_token" for an unknown or revoked key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key’s role does not allow this route. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with a concurrent change; nothing was changed, retry the request. */
+            409: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
                     "X-RateLimit-Limit"?: number;
