@@ -352,7 +352,7 @@ export async function retimeAllPages(
   }
 }
 
-export const pageFilterSchema = z
+const pageFilterSchema = z
   .object({
     host: z.string().min(1).optional().describe('Only pages of this host.'),
     urlPrefix: z
