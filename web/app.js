@@ -43,11 +43,13 @@ function apiKey() {
   return localStorage.getItem(KEY_STORAGE) || ''
 }
 
-async function api(path) {
+async function api(path, body) {
   const headers = { accept: 'application/json' }
   const key = apiKey()
   if (key) headers.authorization = `Bearer ${key}`
-  const res = await fetch(path, { headers })
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const init = body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) }
+  const res = await fetch(path, init)
   if (!res.ok) {
     let detail = `${res.status} ${res.statusText}`
     try {
@@ -671,6 +673,116 @@ async function loadLeases() {
   }
 }
 
+// ---------------------------------------------------------------- page list and bulk actions
+
+const PAGES_PER_VIEW = 25
+/** The page list's filter (as the API takes it) and position; `cursors[i]` opens view page i. */
+const pageList = { filter: {}, cursors: [null], index: 0 }
+
+function readPageFilter() {
+  const f = {}
+  const prefix = $('pages-prefix').value.trim()
+  const host = $('pages-host').value.trim()
+  if (prefix) f.urlPrefix = prefix
+  if (host) f.host = host
+  if ($('pages-status').value) f.status = $('pages-status').value
+  if ($('pages-noisy').value) f.noisy = $('pages-noisy').value === 'true'
+  return f
+}
+
+function openPage(url) {
+  $('page-url').value = url
+  history.replaceState(null, '', `#page=${encodeURIComponent(url)}`)
+  showPage(url)
+    .then(() => $('drilldown').scrollIntoView())
+    .catch((err) => {
+      $('page-error').textContent = err.message
+    })
+}
+
+async function loadPageList() {
+  const q = new URLSearchParams({ limit: String(PAGES_PER_VIEW) })
+  for (const [k, v] of Object.entries(pageList.filter)) q.set(k, String(v))
+  const cursor = pageList.cursors[pageList.index]
+  if (cursor) q.set('cursor', cursor)
+  try {
+    const res = await api(`/v1/pages?${q}`)
+    $('pages-error').textContent = ''
+    fillTable(
+      'page-list-table',
+      res.pages.map((p) => {
+        const tr = el(
+          'tr',
+          { class: p.status === 'active' ? 'clickable' : 'clickable bad', 'data-url': p.url },
+          el('td', {}, p.url),
+          el('td', {}, p.noisy ? `${p.status}, noisy` : p.status),
+          el('td', {}, p.lastHttpStatus ?? '–'),
+          el('td', { class: 'num' }, fmtNum(p.consecutiveFailures)),
+          el('td', { class: 'num' }, fmtNum(p.importance)),
+          el('td', { class: 'num' }, fmtNum(p.crawlsPerDay)),
+          el('td', {}, fmtTime(p.dueAt)),
+        )
+        tr.addEventListener('click', () => openPage(p.url))
+        return tr
+      }),
+    )
+    pageList.cursors[pageList.index + 1] = res.nextCursor
+    $('pages-prev').disabled = pageList.index === 0
+    $('pages-next').disabled = res.nextCursor === null
+    dashboard.pageList = res
+    dashboard.pageListLoads = (dashboard.pageListLoads ?? 0) + 1
+  } catch (err) {
+    $('pages-error').textContent = err.message
+  }
+}
+
+/** A bulk action on the current filter: counts first (dry run), asks with the count, then applies. */
+async function bulkAction(action, set) {
+  const filter = pageList.filter
+  if (Object.keys(filter).length === 0) {
+    $('bulk-result').textContent = 'set a filter first: a bulk action never takes every page'
+    return
+  }
+  try {
+    const body = set === undefined ? { filter, action } : { filter, action, set }
+    const { matched } = await api('/v1/pages/bulk', { ...body, dryRun: true })
+    const what =
+      action === 'delete'
+        ? 'Delete'
+        : `Set ${Object.entries(set)
+            .map(([k, v]) => `${k} = ${v}`)
+            .join(', ')} on`
+    if (matched === 0) {
+      $('bulk-result').textContent = 'no page matches the filter'
+      return
+    }
+    if (!window.confirm(`${what} ${matched.toLocaleString('en')} pages?`)) {
+      $('bulk-result').textContent = 'cancelled'
+      return
+    }
+    const res = await api('/v1/pages/bulk', body)
+    $('bulk-result').textContent = `${action === 'delete' ? 'deleted' : 'updated'} ${fmtNum(res.applied)} pages`
+    pageList.cursors = [null]
+    pageList.index = 0
+    await loadPageList()
+  } catch (err) {
+    $('bulk-result').textContent = err.message
+  }
+}
+
+function readBulkSet() {
+  const set = {}
+  for (const [id, key] of [
+    ['bulk-importance', 'importance'],
+    ['bulk-min', 'minCrawlsPerDay'],
+    ['bulk-max', 'maxCrawlsPerDay'],
+  ]) {
+    const v = $(id).value.trim()
+    if (v !== '') set[key] = Number(v)
+  }
+  return set
+}
+
 // ---------------------------------------------------------------- page drill-down
 
 async function showPage(url) {
@@ -880,6 +992,27 @@ $('key-form').addEventListener('submit', (e) => {
   fillPageSuggestions()
 })
 $('window-hours').addEventListener('change', refresh)
+$('pages-form').addEventListener('submit', (e) => {
+  e.preventDefault()
+  pageList.filter = readPageFilter()
+  pageList.cursors = [null]
+  pageList.index = 0
+  loadPageList()
+})
+$('pages-prev').addEventListener('click', () => {
+  if (pageList.index > 0) pageList.index--
+  loadPageList()
+})
+$('pages-next').addEventListener('click', () => {
+  if (pageList.cursors[pageList.index + 1]) pageList.index++
+  loadPageList()
+})
+$('bulk-delete').addEventListener('click', () => bulkAction('delete'))
+$('bulk-update').addEventListener('click', () => {
+  const set = readBulkSet()
+  if (Object.keys(set).length === 0) $('bulk-result').textContent = 'give importance, min/day or max/day'
+  else bulkAction('update', set)
+})
 $('host-form').addEventListener('submit', (e) => {
   e.preventDefault()
   hostView.prefix = $('host-prefix').value.trim()
@@ -922,6 +1055,7 @@ window.addEventListener('resize', () => {
 await refresh()
 await loadHosts()
 await loadLeases()
+await loadPageList()
 fillPageSuggestions()
 const linked = new URLSearchParams(location.hash.slice(1)).get('page')
 if (linked) {

@@ -12,7 +12,8 @@ import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
  * service on a real port: one page of hosts at a time from GET /v1/host-overview, sorted by a click on a
  * heading, paged, filtered by a host prefix, with failures without an HTTP status shown by kind and capped
  * hosts marked. On the same data: the allowance tile, the lease view (a worker holding pages past its lease
- * first) and a failing page's drill-down with its operational facts first. Screenshots go to test-artifacts/
+ * first), a failing page's drill-down with its operational facts first, and the page list with its filters,
+ * a row opening the drill-down and bulk actions confirmed with their count. Screenshots go to test-artifacts/
  * (docs/img holds copies for the README).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -21,6 +22,10 @@ const HOSTS = 60
 /** The HOSTS hosts with crawls, and one whose pages are only leased. */
 const TOTAL_HOSTS = HOSTS + 1
 const PER_VIEW = 25
+
+interface PageListWindow {
+  recrawlDashboard?: { pageListLoads?: number; page?: { url: string } | null }
+}
 
 interface HostViewWindow {
   recrawlDashboard?: { ready?: boolean; hostLoads?: number; hosts?: { total: number; hosts: { host: string }[] } }
@@ -221,6 +226,58 @@ describe('host view in chromium', () => {
       ])
       assert.deepEqual(values.slice(0, 6), ['failing', '503', '2', '–', '–', 'no'])
       assert.ok(terms.indexOf('changes/day') > 5, 'the estimates come after the operational facts')
+
+      // The page list: server-side filters, a row opens its drill-down, bulk actions confirm with the count.
+      const listLoaded = async (action: () => Promise<void>) => {
+        const n = (await drill.evaluate(
+          () => (globalThis as PageListWindow).recrawlDashboard!.pageListLoads ?? 0,
+        )) as number
+        await action()
+        await drill.waitForFunction(
+          (m) => ((globalThis as PageListWindow).recrawlDashboard!.pageListLoads ?? 0) > m,
+          n,
+          {
+            timeout: 10_000,
+          },
+        )
+      }
+      await drill.selectOption('#pages-status', 'failing')
+      await listLoaded(() => drill.click('#pages-form button[type="submit"]'))
+      const listed = await drill
+        .locator('#page-list-table tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-url')!))
+      assert.equal(listed.length, 12, 'the 8 pages of h07 and the 4 of h03 are failing')
+      assert.ok(listed.every((u) => u.startsWith('https://h07.example/') || u.startsWith('https://h03.example/')))
+      await drill.click(`#page-list-table tbody tr[data-url="${listed[0]}"]`)
+      await drill.waitForFunction((u) => (globalThis as PageListWindow).recrawlDashboard!.page?.url === u, listed[0], {
+        timeout: 10_000,
+      })
+
+      const dialogs: string[] = []
+      drill.on('dialog', (d) => {
+        dialogs.push(d.message())
+        void d.accept()
+      })
+      await drill.selectOption('#pages-status', '')
+      await drill.fill('#pages-prefix', 'https://leases.example/')
+      await listLoaded(() => drill.click('#pages-form button[type="submit"]'))
+      assert.equal(await drill.locator('#page-list-table tbody tr').count(), 8)
+      await drill.fill('#bulk-importance', '3')
+      await listLoaded(() => drill.click('#bulk-update'))
+      assert.deepEqual(dialogs, ['Set importance = 3 on 8 pages?'])
+      assert.equal(await drill.locator('#bulk-result').innerText(), 'updated 8 pages')
+      const imps = await drill.locator('#page-list-table tbody tr td:nth-child(5)').allInnerTexts()
+      assert.deepEqual(imps, Array(8).fill('3'))
+      await listLoaded(() => drill.click('#bulk-delete'))
+      assert.equal(dialogs[1], 'Delete 8 pages?')
+      assert.equal(await drill.locator('#page-list-table tbody tr').count(), 0)
+      const left = await t.app.inject({ method: 'GET', url: '/v1/pages?host=leases.example' })
+      assert.deepEqual(left.json().pages, [], 'the bulk delete reached the service')
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: '/v1/pages?host=h59.example&limit=1000' })).json().pages.length,
+        60,
+        'pages outside the filter stay',
+      )
       assert.deepEqual(drillErrors, [])
       await drill.close()
     } finally {
