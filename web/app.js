@@ -379,6 +379,8 @@ function renderOverview(s) {
   const samples = samplesWithGaps(s.series)
   const runs = [...s.optimizerRuns].reverse().filter((r) => inWindow(secs(r.startedAt)))
   const empty = `nothing in the last ${fmtDuration(s.windowHours * HOUR_S)}`
+  /** Whether an hour of crawl activity ends after the window does (the current, unfinished hour). */
+  const isPartialHour = (a) => secs(a.hourStart) + HOUR_S > toS
   $('window-note').textContent = `${fmtTime(s.windowStart)} – ${fmtTime(s.windowEnd)} (service clock)`
 
   draw(
@@ -416,13 +418,20 @@ function renderOverview(s) {
         line('planned Σρ', COLORS.blue, { markerSize: 7 }),
         line('crawled (last hour × 24)', COLORS.orange, { markerSize: 5 }),
         hourly('crawled per hour × 24', COLORS.teal),
+        hourly('current hour so far (partial, per elapsed time)', COLORS.teal, { dash: [4, 4] }),
       ],
     },
     joinOnX([
       sampleList(samples, (p) => p.budgetCrawlsPerDay),
       sampleList(samples, (p) => p.plannedCrawlsPerDay),
       sampleList(samples, (p) => p.crawlsPerDayLastHour),
-      s.crawlActivity.map((a) => [hourX(a, fromS), a.crawls * 24]),
+      // The hour the window ends in is cut short: a full-hour line would show it as a drop. Its crawls are
+      // drawn apart, dashed, as a rate over the time elapsed in it.
+      s.crawlActivity.map((a) => [hourX(a, fromS), isPartialHour(a) ? null : a.crawls * 24]),
+      s.crawlActivity.filter(isPartialHour).map((a) => {
+        const elapsedS = toS - hourX(a, fromS)
+        return [hourX(a, fromS), elapsedS > 0 ? (a.crawls * HOUR_S * 24) / elapsedS : null]
+      }),
     ]),
     empty,
   )

@@ -89,6 +89,13 @@ async function seed(t: TestApp): Promise<void> {
     assert.equal(res.json().pages.length, limit, res.body)
   }
   t.clock.advanceMs(2 * MS_PER_MINUTE)
+  // One crawl in the current hour, a minute in: two minutes of it have passed.
+  const now = await t.app.inject({
+    method: 'POST',
+    url: '/v1/observations',
+    payload: { observations: [{ url: 'https://h00.example/0', crawledAt: iso(T0 + MS_PER_MINUTE), contentHash: 'n' }] },
+  })
+  assert.deepEqual(now.json().rejected, [], now.body)
 }
 
 async function hostRows(page: Page): Promise<string[][]> {
@@ -134,6 +141,18 @@ describe('host view in chromium', () => {
       assert.ok(requests.every((u) => new URL(u).searchParams.get('limit') === String(PER_VIEW)))
       // Default sort: most crawls in the last day first; the host with the most pages leads.
       assert.equal(rows[0]![0], hostName(HOSTS - 1))
+
+      // The budget chart draws the unfinished current hour apart, as a rate over its two elapsed minutes.
+      const budget = (await page.evaluate(`(() => {
+        const u = globalThis.recrawlDashboard.plots['chart-budget']
+        return { xs: Array.from(u.data[0]), series: u.series.map((s, i) => ({ label: s.label, ys: Array.from(u.data[i]) })) }
+      })()`)) as { xs: number[]; series: { label: string; ys: (number | null | undefined)[] }[] }
+      const at = budget.xs.indexOf(T0 / 1000)
+      assert.ok(at >= 0, 'the current hour starts at T0')
+      const ys = (label: string) => budget.series.find((x) => x.label === label)!.ys
+      assert.equal(ys('crawled per hour × 24')[at], null, 'no full-hour step for the unfinished hour')
+      assert.equal(ys('current hour so far (partial, per elapsed time)')[at], (1 * 3600 * 24) / 120)
+      assert.equal(ys('crawled per hour × 24')[budget.xs.indexOf(T0 / 1000 - 3600)], 1830 * 24, 'the last full hour')
 
       // The allowance tile: 10,000 a day with a 2-hour burst holds hundreds of tokens, more than the overdue pages.
       const allowance = await page.locator('#allowance-tile').innerText()
