@@ -1074,7 +1074,11 @@ if (linked) {
   })
 }
 dashboard.ready = true
+// The host view aggregates every page and the last day's crawls per call (seconds at 10^5 hosts, BENCHMARKS.md
+// "Host overview"): it reloads on every HOST_REFRESH_TICKS-th refresh only, and at once when sorted or paged.
+const HOST_REFRESH_TICKS = 6
+let ticks = 0
 setInterval(() => {
   refresh().then(loadLeases)
-  loadHosts()
+  if (++ticks % HOST_REFRESH_TICKS === 0) loadHosts()
 }, REFRESH_MS)
