@@ -226,7 +226,7 @@ describe('host view in chromium', () => {
       await page.close()
 
       // The drill-down of a page whose last two fetches were 503s: operational facts before the estimates.
-      const drill = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+      const drill = await browser.newPage({ viewport: { width: 1000, height: 1000 } })
       const drillErrors: string[] = []
       drill.on('pageerror', (err) => drillErrors.push(String(err)))
       await drill.goto(`${baseUrl}/#page=${encodeURIComponent('https://h03.example/0')}`)
@@ -245,6 +245,12 @@ describe('host view in chromium', () => {
       ])
       assert.deepEqual(values.slice(0, 6), ['failing', '503', '2', '–', '–', 'no'])
       assert.ok(terms.indexOf('changes/day') > 5, 'the estimates come after the operational facts')
+      await drill.waitForSelector('#estimators-table tbody tr')
+      // Nothing spills out of its panel: a wide table scrolls inside it.
+      const overflowing = (await drill.evaluate(`Array.from(document.querySelectorAll('.panel'))
+        .filter((p) => p.scrollWidth > p.clientWidth + 1)
+        .map((p) => p.id || p.querySelector('figcaption, h2')?.textContent || '?')`)) as string[]
+      assert.deepEqual(overflowing, [])
 
       // The page list: server-side filters, a row opens its drill-down, bulk actions confirm with the count.
       const listLoaded = async (action: () => Promise<void>) => {
