@@ -676,6 +676,10 @@ async function loadLeases() {
         : `${fmtNum(res.totalWorkers)} workers hold leased pages` +
           (stuck ? `; ${stuck} hold pages past their lease (neither reported nor given back in time)` : '') +
           (res.workers.length < res.totalWorkers ? `; the ${res.workers.length} listed first` : '')
+    const returned = dashboard.stats?.counters?.leasesExpired
+    if (returned !== undefined)
+      $('lease-note').textContent +=
+        `. Pages of expired leases returned to the pool since this replica started: ${fmtNum(returned)}.`
     dashboard.leases = res
   } catch (err) {
     $('lease-note').textContent = err.message
