@@ -1,6 +1,8 @@
 // recrawl dashboard: plain ES module, no build step. Reads GET /v1/stats every REFRESH_MS and the
 // page endpoints on demand; draws with uPlot (served from the uplot package at /vendor/uplot/).
 
+import { fmtAxisCount } from './format.js'
+
 const REFRESH_MS = 10_000
 const KEY_STORAGE = 'recrawl.apiKey'
 const COLORS = {
@@ -11,6 +13,8 @@ const COLORS = {
   grey: '#8a8f98',
   purple: '#7b5ea7',
   brown: '#8c564b',
+  // The hourly crawl line's own colour: red is the 5xx class's in the next chart.
+  teal: '#1b9aaa',
 }
 
 const STATUS_CLASS_COLORS = {
@@ -42,11 +46,13 @@ function apiKey() {
   return localStorage.getItem(KEY_STORAGE) || ''
 }
 
-async function api(path) {
+async function api(path, body) {
   const headers = { accept: 'application/json' }
   const key = apiKey()
   if (key) headers.authorization = `Bearer ${key}`
-  const res = await fetch(path, { headers })
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const init = body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) }
+  const res = await fetch(path, init)
   if (!res.ok) {
     let detail = `${res.status} ${res.statusText}`
     try {
@@ -187,6 +193,8 @@ const timeSeries = {
   value: (_u, v) => (v === null || v === undefined ? '–' : fmtTime(new Date(v * 1000).toISOString())),
 }
 const timeAxis = { values: utcTicks }
+/** A y axis of counts or rates: compact ticks (1.5K, 200K, 3M, 1B) that fit its width at any magnitude. */
+const countAxis = (extra = {}) => ({ values: (_u, ticks) => ticks.map(fmtAxisCount), ...extra })
 
 /** The smallest of 1, 2, 2.5, 5 × 10^k at or above v (v > 0). */
 function niceCeil(v) {
@@ -293,7 +301,7 @@ function histogramChart(id, noteId, histogram, unit) {
       scales: { x: { time: false, range: [lo, hi] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
         { splits: () => decades, values: (_u, ticks) => ticks.map((t) => fmtNum(10 ** t)), label: unit },
-        { label: 'pages' },
+        countAxis({ label: 'pages' }),
       ],
       series: [
         { label: unit, value: (_u, v) => (v === null ? '–' : `≈ ${fmtNum(10 ** v)}`) },
@@ -343,10 +351,28 @@ function renderTiles(s) {
       crawled ? `${fmtNum(failed)} · ${fmtPct(failed / crawled)}` : '–',
     ],
   ]
+  const a = s.handOutAllowance
+  const allowance = el(
+    'div',
+    {
+      class: a.limiting ? 'tile limited-tile' : 'tile',
+      id: 'allowance-tile',
+      title: `tokens left ${fmtNum(a.tokens)} of ${fmtNum(a.capacity)}, reserve ${fmtNum(a.reserve)}, refilled at ${fmtNum(a.perDay)} a day`,
+    },
+    el('span', { class: 'v' }, `${fmtNum(Math.floor(a.tokens))} / ${fmtNum(Math.floor(a.capacity))}`),
+    el(
+      'span',
+      { class: 'k' },
+      a.limiting
+        ? 'hand-out allowance: LIMITING (fewer tokens than overdue pages)'
+        : 'hand-out allowance: not limiting',
+    ),
+  )
   $('tiles').replaceChildren(
     ...tiles.map(([k, v]) =>
       el('div', { class: 'tile' }, el('span', { class: 'v' }, v), el('span', { class: 'k' }, k)),
     ),
+    allowance,
   )
 }
 
@@ -359,6 +385,8 @@ function renderOverview(s) {
   const samples = samplesWithGaps(s.series)
   const runs = [...s.optimizerRuns].reverse().filter((r) => inWindow(secs(r.startedAt)))
   const empty = `nothing in the last ${fmtDuration(s.windowHours * HOUR_S)}`
+  /** Whether an hour of crawl activity ends after the window does (the current, unfinished hour). */
+  const isPartialHour = (a) => secs(a.hourStart) + HOUR_S > toS
   $('window-note').textContent = `${fmtTime(s.windowStart)} – ${fmtTime(s.windowEnd)} (service clock)`
 
   draw(
@@ -375,7 +403,10 @@ function renderOverview(s) {
     },
     joinOnX([
       sampleList(samples, (p) => p.expectedFreshness),
-      runs.filter((r) => r.expectedFreshness !== null).map((r) => [secs(r.startedAt), r.expectedFreshness]),
+      // Only runs that solved for pages: a run on an empty database reports a vacuous 100 %.
+      runs
+        .filter((r) => r.pages > 0 && r.expectedFreshness !== null)
+        .map((r) => [secs(r.startedAt), r.expectedFreshness]),
     ]),
     empty,
   )
@@ -385,21 +416,28 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
-      axes: [timeAxis, {}],
+      axes: [timeAxis, countAxis()],
       series: [
         timeSeries,
         // Wide and drawn first: where the planned rates spend the whole budget, it frames their line.
         line('budget', COLORS.grey, { width: 5, dash: [8, 4], markerSize: 11 }),
         line('planned Σρ', COLORS.blue, { markerSize: 7 }),
         line('crawled (last hour × 24)', COLORS.orange, { markerSize: 5 }),
-        hourly('crawled per hour × 24', COLORS.red),
+        hourly('crawled per hour × 24', COLORS.teal),
+        hourly('current hour so far (partial, per elapsed time)', COLORS.teal, { dash: [4, 4] }),
       ],
     },
     joinOnX([
       sampleList(samples, (p) => p.budgetCrawlsPerDay),
       sampleList(samples, (p) => p.plannedCrawlsPerDay),
       sampleList(samples, (p) => p.crawlsPerDayLastHour),
-      s.crawlActivity.map((a) => [hourX(a, fromS), a.crawls * 24]),
+      // The hour the window ends in is cut short: a full-hour line would show it as a drop. Its crawls are
+      // drawn apart, dashed, as a rate over the time elapsed in it.
+      s.crawlActivity.map((a) => [hourX(a, fromS), isPartialHour(a) ? null : a.crawls * 24]),
+      s.crawlActivity.filter(isPartialHour).map((a) => {
+        const elapsedS = toS - hourX(a, fromS)
+        return [hourX(a, fromS), elapsedS > 0 ? (a.crawls * HOUR_S * 24) / elapsedS : null]
+      }),
     ]),
     empty,
   )
@@ -409,7 +447,11 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() }, h: { range: fromZero() } },
-      axes: [timeAxis, { label: 'pages' }, { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } }],
+      axes: [
+        timeAxis,
+        countAxis({ label: 'pages' }),
+        { scale: 'h', side: 1, label: 'oldest (h)', grid: { show: false } },
+      ],
       series: [
         timeSeries,
         line('overdue pages', COLORS.red, { markerSize: 9 }),
@@ -429,7 +471,7 @@ function renderOverview(s) {
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
-      axes: [timeAxis, { label: 'crawls per hour' }],
+      axes: [timeAxis, countAxis({ label: 'crawls per hour' })],
       series: [timeSeries, ...classes.map((c) => hourly(STATUS_CLASS_LABELS[c] ?? c, STATUS_CLASS_COLORS[c]))],
     },
     [
@@ -518,6 +560,248 @@ async function fillPageSuggestions() {
   }
 }
 
+// ---------------------------------------------------------------- host view
+
+const HOSTS_PER_VIEW = 25
+/** The host view's sort, filter and position; `cursors[i]` opens view page i (null: the first). */
+const hostView = { sort: 'crawlsLastDay', order: 'desc', prefix: '', cursors: [null], index: 0 }
+
+function hostFailuresText(f) {
+  const kinds = [
+    ['timeout', f.timeout],
+    ['DNS', f.dns],
+    ['connection', f.connection],
+    ['TLS', f.tls],
+    ['other error', f.other],
+    ['4xx', f.http4xx],
+    ['429', f.http429],
+    ['5xx', f.http5xx],
+    ['1xx', f.httpOther],
+  ].filter(([, n]) => n > 0)
+  if (f.total === 0) return '0'
+  return `${fmtNum(f.total)} (${kinds.map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')})`
+}
+
+function hostRow(h) {
+  const st = h.pagesByStatus
+  const capped = h.capCrawlsPerDay !== null && h.plannedCrawlsPerDay >= 0.99 * h.capCrawlsPerDay
+  const planned = el('td', { class: 'num' }, fmtNum(h.plannedCrawlsPerDay))
+  if (capped) planned.append(' ', el('span', { class: 'limited' }, 'capped'))
+  const backoff = h.blockedUntil
+    ? el('span', { class: 'blocked' }, `blocked until ${fmtTime(h.blockedUntil)} (${h.blockIncidents} incidents)`)
+    : h.throttleDelaySeconds
+      ? `throttled ${fmtDuration(h.throttleDelaySeconds)}`
+      : '–'
+  const tr = el(
+    'tr',
+    { 'data-host': h.host, class: capped || h.blockedUntil ? 'bad' : '' },
+    el('td', {}, h.host),
+    el('td', { class: 'num' }, fmtNum(h.pages)),
+    el(
+      'td',
+      {},
+      `${fmtNum(st.active)} · ${fmtNum(st.failing)} · ${fmtNum(st.gone)} · ${fmtNum(st.redirected)} · ${fmtNum(st.noisy)}`,
+    ),
+    el('td', { class: 'num' }, fmtNum(h.pagesOverdue)),
+    planned,
+    el('td', { class: 'num' }, h.capCrawlsPerDay === null ? 'none' : fmtNum(h.capCrawlsPerDay)),
+    el('td', {}, h.paceSeconds > 0 ? fmtDuration(h.paceSeconds) : '–'),
+    el('td', {}, backoff),
+    el('td', { class: 'num' }, fmtNum(h.crawlsLastDay)),
+    el('td', {}, hostFailuresText(h.failuresLastDay)),
+    el('td', { class: 'num' }, fmtPct(h.expectedFreshness)),
+  )
+  return tr
+}
+
+async function loadHosts() {
+  const q = new URLSearchParams({ sort: hostView.sort, order: hostView.order, limit: String(HOSTS_PER_VIEW) })
+  if (hostView.prefix) q.set('hostPrefix', hostView.prefix)
+  const cursor = hostView.cursors[hostView.index]
+  if (cursor) q.set('cursor', cursor)
+  try {
+    const res = await api(`/v1/host-overview?${q}`)
+    $('hosts-error').textContent = ''
+    fillTable('host-overview-table', res.hosts.map(hostRow))
+    hostView.cursors[hostView.index + 1] = res.nextCursor
+    const first = hostView.index * HOSTS_PER_VIEW
+    $('hosts-range').textContent =
+      res.total === 0
+        ? 'no host has pages'
+        : `${fmtNum(first + 1)}–${fmtNum(first + res.hosts.length)} of ${fmtNum(res.total)} hosts`
+    $('hosts-prev').disabled = hostView.index === 0
+    $('hosts-next').disabled = res.nextCursor === null
+    for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
+      if (th.dataset.sort === hostView.sort)
+        th.setAttribute('aria-sort', hostView.order === 'asc' ? 'ascending' : 'descending')
+      else th.removeAttribute('aria-sort')
+    }
+    dashboard.hosts = res
+    dashboard.hostLoads = (dashboard.hostLoads ?? 0) + 1
+  } catch (err) {
+    $('hosts-error').textContent = err.message
+  }
+}
+
+/** Back to the first view page (after a change of sort or filter). */
+function reloadHosts() {
+  hostView.cursors = [null]
+  hostView.index = 0
+  return loadHosts()
+}
+
+// ---------------------------------------------------------------- lease view
+
+async function loadLeases() {
+  try {
+    const res = await api('/v1/lease-overview?limit=50')
+    const nowS = dashboard.stats ? secs(dashboard.stats.takenAt) : Date.now() / 1000
+    const until = (iso) => {
+      const left = secs(iso) - nowS
+      return `${fmtTime(iso)} (${left >= 0 ? `in ${fmtDuration(left)}` : `${fmtDuration(-left)} ago`})`
+    }
+    fillTable(
+      'lease-overview-table',
+      res.workers.map((w) =>
+        el(
+          'tr',
+          { class: w.pagesPastExpiry > 0 ? 'bad' : '', 'data-worker': w.worker ?? '' },
+          el('td', {}, w.worker ?? '(unnamed)'),
+          el('td', { class: 'num' }, fmtNum(w.leases)),
+          el('td', { class: 'num' }, fmtNum(w.pages)),
+          el('td', { class: 'num' }, w.pagesPastExpiry > 0 ? `${fmtNum(w.pagesPastExpiry)} ⚠` : '0'),
+          el('td', {}, until(w.earliestExpiresAt)),
+          el('td', {}, until(w.latestExpiresAt)),
+        ),
+      ),
+    )
+    const stuck = res.workers.filter((w) => w.pagesPastExpiry > 0).length
+    $('lease-note').textContent =
+      res.totalWorkers === 0
+        ? 'no page is leased'
+        : `${fmtNum(res.totalWorkers)} workers hold leased pages` +
+          (stuck ? `; ${stuck} hold pages past their lease (neither reported nor given back in time)` : '') +
+          (res.workers.length < res.totalWorkers ? `; the ${res.workers.length} listed first` : '')
+    const returned = dashboard.stats?.counters?.leasesExpired
+    if (returned !== undefined)
+      $('lease-note').textContent +=
+        `. Pages of expired leases returned to the pool since this replica started: ${fmtNum(returned)}.`
+    dashboard.leases = res
+  } catch (err) {
+    $('lease-note').textContent = err.message
+  }
+}
+
+// ---------------------------------------------------------------- page list and bulk actions
+
+const PAGES_PER_VIEW = 25
+/** The page list's filter (as the API takes it) and position; `cursors[i]` opens view page i. */
+const pageList = { filter: {}, cursors: [null], index: 0 }
+
+function readPageFilter() {
+  const f = {}
+  const prefix = $('pages-prefix').value.trim()
+  const host = $('pages-host').value.trim()
+  if (prefix) f.urlPrefix = prefix
+  if (host) f.host = host
+  if ($('pages-status').value) f.status = $('pages-status').value
+  if ($('pages-noisy').value) f.noisy = $('pages-noisy').value === 'true'
+  return f
+}
+
+function openPage(url) {
+  $('page-url').value = url
+  history.replaceState(null, '', `#page=${encodeURIComponent(url)}`)
+  showPage(url)
+    .then(() => $('drilldown').scrollIntoView())
+    .catch((err) => {
+      $('page-error').textContent = err.message
+    })
+}
+
+async function loadPageList() {
+  const q = new URLSearchParams({ limit: String(PAGES_PER_VIEW) })
+  for (const [k, v] of Object.entries(pageList.filter)) q.set(k, String(v))
+  const cursor = pageList.cursors[pageList.index]
+  if (cursor) q.set('cursor', cursor)
+  try {
+    const res = await api(`/v1/pages?${q}`)
+    $('pages-error').textContent = ''
+    fillTable(
+      'page-list-table',
+      res.pages.map((p) => {
+        const tr = el(
+          'tr',
+          { class: p.status === 'active' ? 'clickable' : 'clickable bad', 'data-url': p.url },
+          el('td', {}, p.url),
+          el('td', {}, p.noisy ? `${p.status}, noisy` : p.status),
+          el('td', {}, p.lastHttpStatus ?? '–'),
+          el('td', { class: 'num' }, fmtNum(p.consecutiveFailures)),
+          el('td', { class: 'num' }, fmtNum(p.importance)),
+          el('td', { class: 'num' }, fmtNum(p.crawlsPerDay)),
+          el('td', {}, fmtTime(p.dueAt)),
+        )
+        tr.addEventListener('click', () => openPage(p.url))
+        return tr
+      }),
+    )
+    pageList.cursors[pageList.index + 1] = res.nextCursor
+    $('pages-prev').disabled = pageList.index === 0
+    $('pages-next').disabled = res.nextCursor === null
+    dashboard.pageList = res
+    dashboard.pageListLoads = (dashboard.pageListLoads ?? 0) + 1
+  } catch (err) {
+    $('pages-error').textContent = err.message
+  }
+}
+
+/** A bulk action on the current filter: counts first (dry run), asks with the count, then applies. */
+async function bulkAction(action, set) {
+  const filter = pageList.filter
+  if (Object.keys(filter).length === 0) {
+    $('bulk-result').textContent = 'set a filter first: a bulk action never takes every page'
+    return
+  }
+  try {
+    const body = set === undefined ? { filter, action } : { filter, action, set }
+    const { matched } = await api('/v1/pages/bulk', { ...body, dryRun: true })
+    const what =
+      action === 'delete'
+        ? 'Delete'
+        : `Set ${Object.entries(set)
+            .map(([k, v]) => `${k} = ${v}`)
+            .join(', ')} on`
+    if (matched === 0) {
+      $('bulk-result').textContent = 'no page matches the filter'
+      return
+    }
+    if (!window.confirm(`${what} ${matched.toLocaleString('en')} pages?`)) {
+      $('bulk-result').textContent = 'cancelled'
+      return
+    }
+    const res = await api('/v1/pages/bulk', body)
+    $('bulk-result').textContent = `${action === 'delete' ? 'deleted' : 'updated'} ${fmtNum(res.applied)} pages`
+    pageList.cursors = [null]
+    pageList.index = 0
+    await loadPageList()
+  } catch (err) {
+    $('bulk-result').textContent = err.message
+  }
+}
+
+function readBulkSet() {
+  const set = {}
+  for (const [id, key] of [
+    ['bulk-importance', 'importance'],
+    ['bulk-min', 'minCrawlsPerDay'],
+    ['bulk-max', 'maxCrawlsPerDay'],
+  ]) {
+    const v = $(id).value.trim()
+    if (v !== '') set[key] = Number(v)
+  }
+  return set
+}
+
 // ---------------------------------------------------------------- page drill-down
 
 async function showPage(url) {
@@ -542,7 +826,16 @@ async function showPage(url) {
     estimators: estimates.estimators.length,
   }
 
+  // Operational facts first: what an operator checks before reading any estimate.
+  const statusText =
+    page.status === 'active' ? 'active' : el('span', { class: 'limited', 'data-status': page.status }, page.status)
   const summary = [
+    ['status', statusText],
+    ['last HTTP status', page.lastHttpStatus ?? '–'],
+    ['consecutive failures', fmtNum(page.consecutiveFailures)],
+    ['redirect target', page.redirectTo ?? '–'],
+    ['lease', page.lease ? `${page.lease.worker ?? '?'} until ${fmtTime(page.lease.expiresAt)}` : '–'],
+    ['noisy', page.noisy ? el('span', { class: 'limited' }, 'yes: the content hash changes on every fetch') : 'no'],
     ['url', page.url],
     ['host', page.host],
     ['importance', fmtNum(page.importance)],
@@ -553,7 +846,6 @@ async function showPage(url) {
     ['last crawled', fmtTime(page.lastCrawledAt)],
     ['next crawl', fmtTime(page.nextCrawlAt)],
     ['due', fmtTime(page.dueAt)],
-    ['lease', page.lease ? `${page.lease.worker ?? '?'} until ${fmtTime(page.lease.expiresAt)}` : '–'],
   ]
   $('page-summary').replaceChildren(...summary.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))
 
@@ -714,10 +1006,56 @@ $('key-form').addEventListener('submit', (e) => {
   const v = $('api-key').value.trim()
   if (v) localStorage.setItem(KEY_STORAGE, v)
   else localStorage.removeItem(KEY_STORAGE)
-  refresh()
+  refresh().then(loadLeases)
+  loadHosts()
   fillPageSuggestions()
 })
 $('window-hours').addEventListener('change', refresh)
+$('pages-form').addEventListener('submit', (e) => {
+  e.preventDefault()
+  pageList.filter = readPageFilter()
+  pageList.cursors = [null]
+  pageList.index = 0
+  loadPageList()
+})
+$('pages-prev').addEventListener('click', () => {
+  if (pageList.index > 0) pageList.index--
+  loadPageList()
+})
+$('pages-next').addEventListener('click', () => {
+  if (pageList.cursors[pageList.index + 1]) pageList.index++
+  loadPageList()
+})
+$('bulk-delete').addEventListener('click', () => bulkAction('delete'))
+$('bulk-update').addEventListener('click', () => {
+  const set = readBulkSet()
+  if (Object.keys(set).length === 0) $('bulk-result').textContent = 'give importance, min/day or max/day'
+  else bulkAction('update', set)
+})
+$('host-form').addEventListener('submit', (e) => {
+  e.preventDefault()
+  hostView.prefix = $('host-prefix').value.trim()
+  reloadHosts()
+})
+$('hosts-prev').addEventListener('click', () => {
+  if (hostView.index > 0) hostView.index--
+  loadHosts()
+})
+$('hosts-next').addEventListener('click', () => {
+  if (hostView.cursors[hostView.index + 1]) hostView.index++
+  loadHosts()
+})
+for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
+  th.addEventListener('click', () => {
+    const key = th.dataset.sort
+    if (hostView.sort === key) hostView.order = hostView.order === 'asc' ? 'desc' : 'asc'
+    else {
+      hostView.sort = key
+      hostView.order = key === 'host' ? 'asc' : 'desc'
+    }
+    reloadHosts()
+  })
+}
 $('page-form').addEventListener('submit', (e) => {
   e.preventDefault()
   const url = $('page-url').value.trim()
@@ -734,6 +1072,9 @@ window.addEventListener('resize', () => {
 })
 
 await refresh()
+await loadHosts()
+await loadLeases()
+await loadPageList()
 fillPageSuggestions()
 const linked = new URLSearchParams(location.hash.slice(1)).get('page')
 if (linked) {
@@ -743,4 +1084,11 @@ if (linked) {
   })
 }
 dashboard.ready = true
-setInterval(refresh, REFRESH_MS)
+// The host view aggregates every page and the last day's crawls per call (seconds at 10^5 hosts, BENCHMARKS.md
+// "Host overview"): it reloads on every HOST_REFRESH_TICKS-th refresh only, and at once when sorted or paged.
+const HOST_REFRESH_TICKS = 6
+let ticks = 0
+setInterval(() => {
+  refresh().then(loadLeases)
+  if (++ticks % HOST_REFRESH_TICKS === 0) loadHosts()
+}, REFRESH_MS)

@@ -1,5 +1,15 @@
 import { z } from 'zod'
-import { deleteHost, getHost, listHosts, upsertHost, type HostRow } from '../store/hostsRepo.ts'
+import {
+  deleteHost,
+  getHost,
+  HOST_OVERVIEW_SORTS,
+  listHosts,
+  readHostOverview,
+  upsertHost,
+  type HostOverviewRow,
+  type HostOverviewSort,
+  type HostRow,
+} from '../store/hostsRepo.ts'
 import { loadSettings } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
@@ -115,4 +125,167 @@ export async function removeHostLimits(deps: Pick<DomainDeps, 'pool'>, rawHost: 
 
 export async function listHostLimits(deps: Pick<DomainDeps, 'pool'>): Promise<z.infer<typeof hostListSchema>> {
   return { hosts: (await listHosts(deps.pool)).map(toHost) }
+}
+
+const HOST_SORT_KEYS = Object.keys(HOST_OVERVIEW_SORTS) as [HostOverviewSort, ...HostOverviewSort[]]
+
+/** Most hosts one overview response carries. */
+const MAX_OVERVIEW_HOSTS = 500
+
+export const hostOverviewQuerySchema = z.object({
+  sort: z
+    .enum(HOST_SORT_KEYS)
+    .default('crawlsLastDay')
+    .describe('The column to sort by; ties are broken by host name.'),
+  order: z.enum(['asc', 'desc']).default('desc').describe('Sort direction; hosts without a value come last.'),
+  hostPrefix: z.string().min(1).max(253).optional().describe('Only hosts whose name starts with this text.'),
+  cursor: z.string().optional().describe('nextCursor of the previous response.'),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(50)
+    .transform((limit) => Math.min(limit, MAX_OVERVIEW_HOSTS))
+    .describe(
+      `Hosts per response, default 50; values above ${MAX_OVERVIEW_HOSTS} are served as ${MAX_OVERVIEW_HOSTS}.`,
+    ),
+})
+
+const countsOf = (description: string) => z.number().int().describe(description)
+
+const hostOverviewSchema = z
+  .object({
+    host: z.string(),
+    pages: countsOf('Pages registered on the host.'),
+    pagesByStatus: z
+      .object({
+        active: z.number().int(),
+        failing: z.number().int(),
+        gone: z.number().int(),
+        redirected: z.number().int(),
+        noisy: z.number().int().describe('Pages whose content hash changed on every fetch (any status).'),
+      })
+      .meta({ id: 'HostPagesByStatus', description: 'The host’s pages by status (docs/api.md "Fetch outcomes").' }),
+    pagesOverdue: countsOf('Pages due and not held by an unexpired lease.'),
+    plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay of the host’s pages (the current plan).'),
+    capCrawlsPerDay: z
+      .number()
+      .nullable()
+      .describe('The host’s crawl cap: the smaller of maxCrawlsPerDay and 86,400 / paceSeconds; null = none.'),
+    maxCrawlsPerDay: z
+      .number()
+      .nullable()
+      .describe('The operator’s cap on the host (PUT /v1/hosts/{host}); null = none.'),
+    paceSeconds: z.number().describe('Least time between two leased pages of the host; 0 = not paced.'),
+    throttleDelaySeconds: z.number().nullable().describe('The adaptive delay part of the pace; null = none.'),
+    blockedUntil: z
+      .string()
+      .nullable()
+      .describe('While the host is backed off (docs/api.md "Host backoff"): when it may be leased again; else null.'),
+    blockIncidents: countsOf('Backoff incidents since the host was last forgiven.'),
+    expectedFreshness: z
+      .number()
+      .nullable()
+      .describe('Σ importance·f(ρ) / Σ importance over the host’s pages under the current plan; null without weight.'),
+    crawlsLastDay: countsOf('Crawls of the host stored with a crawl time in the last 24 hours.'),
+    failuresLastDay: z
+      .object({
+        total: countsOf('Crawls in the last 24 hours with a status outside 200…399 or no HTTP answer.'),
+        http4xx: countsOf('4xx answers other than 429.'),
+        http429: countsOf('429 Too Many Requests.'),
+        http5xx: countsOf('5xx answers.'),
+        httpOther: countsOf('Statuses below 200.'),
+        timeout: countsOf('No answer: timeouts.'),
+        dns: countsOf('No answer: DNS errors.'),
+        connection: countsOf('No answer: connection errors.'),
+        tls: countsOf('No answer: TLS errors.'),
+        other: countsOf('No answer: other errors.'),
+      })
+      .meta({ id: 'HostFailures', description: 'Failed fetches of the host in the last 24 hours, by kind.' }),
+  })
+  .meta({ id: 'HostOverview', description: 'One host’s pages, plan, limits, backoff and failures.' })
+
+export const hostOverviewListSchema = z
+  .object({
+    hosts: z.array(hostOverviewSchema),
+    total: z.number().int().describe('Hosts matching the filter.'),
+    nextCursor: z.string().nullable().describe('Pass as cursor for the next hosts; null at the end.'),
+  })
+  .meta({ id: 'HostOverviewList', description: 'One response of the host overview, in the requested order.' })
+
+function toHostOverview(r: HostOverviewRow, nowMs: number): z.infer<typeof hostOverviewSchema> {
+  const pace = r.paceSeconds ?? 0
+  const paceCap = pace > 0 ? SECONDS_PER_DAY / pace : null
+  const caps = [r.maxCrawlsPerDay, paceCap].filter((c): c is number => c !== null)
+  return {
+    host: r.host,
+    pages: r.pages,
+    pagesByStatus: {
+      active: r.pagesActive,
+      failing: r.pagesFailing,
+      gone: r.pagesGone,
+      redirected: r.pagesRedirected,
+      noisy: r.pagesNoisy,
+    },
+    pagesOverdue: r.pagesOverdue,
+    plannedCrawlsPerDay: r.plannedCrawlsPerDay,
+    capCrawlsPerDay: caps.length === 0 ? null : Math.min(...caps),
+    maxCrawlsPerDay: r.maxCrawlsPerDay,
+    paceSeconds: pace,
+    throttleDelaySeconds: r.throttleDelaySeconds,
+    blockedUntil: r.blockedUntil !== null && r.blockedUntil.getTime() > nowMs ? r.blockedUntil.toISOString() : null,
+    blockIncidents: r.blockIncidents ?? 0,
+    expectedFreshness: r.importanceTotal > 0 ? r.weightedFreshness / r.importanceTotal : null,
+    crawlsLastDay: r.crawlsLastDay,
+    failuresLastDay: {
+      total: r.failuresLastDay,
+      http4xx: r.http4xx,
+      http429: r.http429,
+      http5xx: r.http5xx,
+      httpOther: r.httpOther,
+      timeout: r.timeouts,
+      dns: r.dns,
+      connection: r.connection,
+      tls: r.tls,
+      other: r.otherErrors,
+    },
+  }
+}
+
+/** Largest offset a cursor may carry (far beyond any host count). */
+const MAX_OVERVIEW_OFFSET = 1e9
+
+/** One page of the host overview (docs/api.md "Host overview"); the cursor is an offset, opaque to clients. */
+export async function listHostOverview(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  query: z.infer<typeof hostOverviewQuerySchema>,
+): Promise<z.infer<typeof hostOverviewListSchema>> {
+  let offset = 0
+  if (query.cursor !== undefined) {
+    if (!/^\d{1,10}$/.test(query.cursor) || Number(query.cursor) > MAX_OVERVIEW_OFFSET) {
+      throw new InvalidInputError('cursor is not a value returned as nextCursor', [
+        { path: '/querystring/cursor', message: 'invalid cursor' },
+      ])
+    }
+    offset = Number(query.cursor)
+  }
+  const nowMs = deps.clock.nowMs()
+  const settings = await loadSettings(deps.pool)
+  const rows = await readHostOverview(deps.pool, {
+    nowMs,
+    spacing: settings.schedule,
+    defaultChangesPerDay: settings.defaultChangesPerDay,
+    hostPrefix: query.hostPrefix ?? null,
+    sort: query.sort,
+    descending: query.order === 'desc',
+    offset,
+    limit: query.limit,
+  })
+  const total = rows[0]?.total ?? 0
+  const next = offset + rows.length
+  return {
+    hosts: rows.map((r) => toHostOverview(r, nowMs)),
+    total,
+    nextCursor: rows.length > 0 && next < total ? String(next) : null,
+  }
 }

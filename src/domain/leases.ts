@@ -5,6 +5,7 @@ import {
   extendLease,
   leaseShortfall,
   lockLeasedPages,
+  readLeasesByWorker,
   releaseLease,
   releasePages,
   returnExpiredLeases,
@@ -412,5 +413,57 @@ export async function listUpcomingCrawls(
       dueAt: r.dueAt.toISOString(),
       crawlsPerDay: r.crawlsPerDay,
     })),
+  }
+}
+
+export const leaseOverviewQuerySchema = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(100)
+    .describe('Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first.'),
+})
+
+const workerLeasesSchema = z
+  .object({
+    worker: z.string().nullable().describe('The worker name leases were taken with; null when none was given.'),
+    leases: z.number().int().describe('Leases of the worker that still hold pages.'),
+    pages: z.number().int().describe('Pages those leases hold.'),
+    pagesPastExpiry: z
+      .number()
+      .int()
+      .describe(
+        'Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool.',
+      ),
+    earliestExpiresAt: timestampSchema.describe('The earliest expiry among the worker’s leased pages.'),
+    latestExpiresAt: timestampSchema.describe('The latest expiry among the worker’s leased pages.'),
+  })
+  .meta({ id: 'WorkerLeases', description: 'One worker’s leased pages.' })
+
+export const leaseOverviewSchema = z
+  .object({
+    workers: z.array(workerLeasesSchema),
+    totalWorkers: z.number().int().describe('Workers holding leased pages (workers may list fewer).'),
+  })
+  .meta({ id: 'LeaseOverview', description: 'Leased pages by worker, those holding pages past expiry first.' })
+
+/** Leased pages by worker (docs/api.md "Lease overview"). */
+export async function leaseOverview(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+  query: z.infer<typeof leaseOverviewQuerySchema>,
+): Promise<z.infer<typeof leaseOverviewSchema>> {
+  const rows = await readLeasesByWorker(deps.pool, deps.clock.nowMs(), query.limit)
+  return {
+    workers: rows.map((r) => ({
+      worker: r.worker,
+      leases: r.leases,
+      pages: r.pages,
+      pagesPastExpiry: r.pagesPastExpiry,
+      earliestExpiresAt: isoTimestamp(r.earliestExpiresAt.getTime()),
+      latestExpiresAt: isoTimestamp(r.latestExpiresAt.getTime()),
+    })),
+    totalWorkers: rows[0]?.total ?? 0,
   }
 }

@@ -1,15 +1,25 @@
 import { z } from 'zod'
 import { currentEstimates, decodeEstimatorState, ESTIMATOR_NAMES } from '../math/estimators/index.ts'
 import {
+  countPages,
   deletePage,
+  deletePagesWhere,
   getPageById,
   getPageByUrl,
   listPages,
   upsertPages,
   writeSchedules,
+  type PageFilter,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
-import { fieldNamesWhere, PAGE_FIELDS, PAGE_STATUSES, type PageField, type PageRow } from '../core/pageFields.ts'
+import {
+  fieldNamesWhere,
+  PAGE_FIELDS,
+  PAGE_STATUSES,
+  type PageField,
+  type PageRow,
+  type PageStatus,
+} from '../core/pageFields.ts'
 import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
@@ -20,7 +30,7 @@ import { estimatorNameSchema, estimatorSettingsOf, type Settings } from '../core
 import { importanceSchema, MAX_IMPORTANCE, MIN_POSITIVE_IMPORTANCE, rateSchema } from '../core/inputLimits.ts'
 import { isoTimestampOrNull, timestampSchema } from '../core/timestamps.ts'
 import { normalizeHostName } from './hosts.ts'
-import { canonicalUrl } from '../core/url.ts'
+import { canonicalUrl, type UrlRules } from '../core/url.ts'
 import { assertUrlRulesUnchanged } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -266,10 +276,28 @@ export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: stri
   return toPageView(row, settings)
 }
 
+/** Which pages a listing or a bulk action takes, as given (absent = any). */
+interface PageFilterInput {
+  host?: string | undefined
+  urlPrefix?: string | undefined
+  status?: PageStatus | undefined
+  noisy?: boolean | undefined
+}
+
+/** The filter with its host made canonical; `path` names the request part in errors. */
+function pageFilterOf(input: PageFilterInput, rules: UrlRules, path: string): PageFilter {
+  return {
+    host: input.host === undefined ? null : normalizeHostName(input.host, rules, `${path}/host`),
+    urlPrefix: input.urlPrefix ?? null,
+    status: input.status ?? null,
+    noisy: input.noisy ?? null,
+  }
+}
+
 /** Cursor paging by id: the cursor is the last id of the previous page, opaque to clients. */
 export async function listPageViews(
   deps: Pick<DomainDeps, 'pool'>,
-  options: { host: string | null; cursor: string | null; limit: number },
+  options: PageFilterInput & { cursor: string | null; limit: number },
 ): Promise<z.infer<typeof pageListSchema>> {
   let afterId: string | null = null
   if (options.cursor !== null) {
@@ -282,8 +310,8 @@ export async function listPageViews(
     afterId = options.cursor
   }
   const settings = await loadSettings(deps.pool)
-  const host = options.host === null ? null : normalizeHostName(options.host, settings.urls, '/querystring/host')
-  const rows = await listPages(deps.pool, { host, afterId, limit: options.limit + 1 })
+  const filter = pageFilterOf(options, settings.urls, '/querystring')
+  const rows = await listPages(deps.pool, { filter, afterId, limit: options.limit + 1 })
   const more = rows.length > options.limit
   const pageRows = more ? rows.slice(0, options.limit) : rows
   return {
@@ -296,6 +324,8 @@ export async function removePage(deps: Pick<DomainDeps, 'pool'>, id: string): Pr
   const deleted = isPageId(id) && (await withTransaction(deps.pool, (client) => deletePage(client, id)))
   if (!deleted) throw new NotFoundError(`no page with id ${id}`)
 }
+
+const ANY_PAGE: PageFilter = { host: null, urlPrefix: null, status: null, noisy: null }
 
 /** Pages read and rewritten per statement when every page is re-timed after a settings change. */
 const RETIME_CHUNK_PAGES = 2000
@@ -313,11 +343,98 @@ export async function retimeAllPages(
   let afterId: string | null = null
   let total = 0
   for (;;) {
-    const rows: PageRow[] = await listPages(client, { host: null, afterId, limit: chunkSize })
+    const rows: PageRow[] = await listPages(client, { filter: ANY_PAGE, afterId, limit: chunkSize })
     if (rows.length === 0) return total
     const schedules = rows.map((row) => ({ id: row.id, ...retimePage(pageStateOf(row), ctx, { reestimate: true }) }))
     await writeSchedules(client, schedules)
     total += rows.length
+    afterId = rows[rows.length - 1]!.id
+  }
+}
+
+const pageFilterSchema = z
+  .object({
+    host: z.string().min(1).optional().describe('Only pages of this host.'),
+    urlPrefix: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only pages whose canonical URL starts with this text (taken literally).'),
+    status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+    noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
+  })
+  .strict()
+  .meta({ id: 'PageFilter', description: 'Which pages: every given condition must hold. At least one is required.' })
+
+export const bulkPagesSchema = z
+  .object({
+    filter: pageFilterSchema.refine((f) => Object.values(f).some((v) => v !== undefined), {
+      message: 'give at least one of host, urlPrefix, status, noisy',
+    }),
+    action: z
+      .enum(['count', 'delete', 'update'])
+      .describe('count changes nothing; delete removes the pages and their history; update sets what `set` gives.'),
+    set: z
+      .object({
+        importance: importanceSchema().optional(),
+        minCrawlsPerDay: rateSchema().nullable().optional().describe('null = the settings’ minCrawlsPerDay.'),
+        maxCrawlsPerDay: rateSchema().nullable().optional().describe('null = the settings’ maxCrawlsPerDay.'),
+      })
+      .strict()
+      .optional()
+      .describe('For update: the attributes to set; an absent one keeps each page’s value.'),
+    dryRun: z.boolean().optional().describe('true: only count the pages the action would take (default false).'),
+  })
+  .strict()
+  .refine((b) => b.action !== 'update' || (b.set !== undefined && Object.values(b.set).some((v) => v !== undefined)), {
+    message: 'update needs set with at least one of importance, minCrawlsPerDay, maxCrawlsPerDay',
+    path: ['set'],
+  })
+  .meta({ id: 'BulkPages', description: 'An action on every page a filter takes, or only its count (dryRun).' })
+
+export const bulkPagesResultSchema = z
+  .object({
+    matched: z.number().int().describe('Pages the filter took.'),
+    applied: z.number().int().describe('Pages deleted or updated; 0 for count and dryRun.'),
+  })
+  .meta({ id: 'BulkPagesResult', description: 'What a bulk action took and did.' })
+
+/** Pages rewritten per putPages call of a bulk update. */
+const BULK_UPDATE_CHUNK = 1000
+
+/**
+ * A bulk action (docs/api.md "Bulk actions"): count, delete or update the pages a filter takes. An update goes
+ * through putPages with each page's own values for what `set` leaves out, so rates and due times follow as for
+ * any registration.
+ */
+export async function bulkPages(
+  deps: DomainDeps,
+  body: z.infer<typeof bulkPagesSchema>,
+): Promise<z.infer<typeof bulkPagesResultSchema>> {
+  const settings = await loadSettings(deps.pool)
+  const filter = pageFilterOf(body.filter, settings.urls, '/body/filter')
+  if (body.action === 'count' || body.dryRun === true)
+    return { matched: await countPages(deps.pool, filter), applied: 0 }
+  if (body.action === 'delete') {
+    const deleted: number = await withTransaction(deps.pool, (client) => deletePagesWhere(client, filter))
+    return { matched: deleted, applied: deleted }
+  }
+  const set = body.set!
+  let afterId: string | null = null
+  let applied = 0
+  for (;;) {
+    const rows: PageRow[] = await listPages(deps.pool, { filter, afterId, limit: BULK_UPDATE_CHUNK })
+    if (rows.length === 0) return { matched: applied, applied }
+    await putPages(
+      deps,
+      rows.map((r) => ({
+        url: r.url,
+        importance: set.importance ?? r.importance,
+        minCrawlsPerDay: set.minCrawlsPerDay !== undefined ? set.minCrawlsPerDay : r.minCrawlsPerDay,
+        maxCrawlsPerDay: set.maxCrawlsPerDay !== undefined ? set.maxCrawlsPerDay : r.maxCrawlsPerDay,
+      })),
+    )
+    applied += rows.length
     afterId = rows[rows.length - 1]!.id
   }
 }

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { fieldProblemSchema } from '../core/errors.ts'
 import { observationReportSchema } from '../core/crawlReports.ts'
 import { pageRegistrationSchema } from '../domain/pages.ts'
+import { PAGE_STATUSES } from '../core/pageFields.ts'
 
 /**
  * Shapes that exist only at the HTTP edge (docs/api.md): problems, batch bodies, query strings and
@@ -41,6 +42,17 @@ export const putPagesBodySchema = z
 
 export const listPagesQuerySchema = z.object({
   host: z.string().min(1).optional().describe('Only pages of this host.'),
+  urlPrefix: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Only pages whose canonical URL starts with this text (taken literally).'),
+  status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+  noisy: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .describe('Only pages flagged noisy (true) or not (false).'),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
   limit: listLimitSchema,
 })

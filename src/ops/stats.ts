@@ -12,6 +12,8 @@ import {
   SECONDS_PER_MINUTE,
 } from '../math/units.ts'
 import { crawlSpacingSchema } from '../core/settings.ts'
+import { handOutAllowance } from '../core/handOut.ts'
+import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
 import { loadSettings, readOptimizerState } from '../store/settingsRepo.ts'
 import {
@@ -71,6 +73,19 @@ export const statsSnapshotSchema = z.object({
   budgetCrawlsPerDay: z.number().describe('Budget R from the settings.'),
   plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay: what the current rates spend of the budget.'),
   crawlsPerDayLastHour: z.number().describe('Crawls reported with crawledAt in the last hour × 24.'),
+  handOutAllowance: z
+    .object({
+      tokens: z.number().describe('Pages leases may hand out now before the allowance runs dry.'),
+      capacity: z.number().describe('Most tokens the allowance holds: budgetCrawlsPerDay × handOutBurstHours / 24.'),
+      reserve: z.number().describe('Tokens early hand-outs leave for pages that fall due.'),
+      perDay: z.number().describe('Refill rate: budgetCrawlsPerDay.'),
+      limiting: z
+        .boolean()
+        .describe(
+          'Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance).',
+        ),
+    })
+    .describe('The fleet-wide hand-out allowance (docs/api.md "Never more than the budget").'),
 })
 
 export type StatsSnapshot = z.infer<typeof statsSnapshotSchema>
@@ -313,6 +328,8 @@ export function createStats(deps: StatsDeps): Stats {
       spacing: settings.schedule,
       defaultChangesPerDay: settings.defaultChangesPerDay,
     })
+    const allowance = handOutAllowance(settings)
+    const tokens = await availableHandOutTokens(deps.pool, { nowMs, ...allowance })
     const freshness = row.importanceTotal > 0 ? row.weightedFreshness / row.importanceTotal : null
     const s: StatsSnapshot = {
       takenAt: new Date(nowMs).toISOString(),
@@ -333,6 +350,13 @@ export function createStats(deps: StatsDeps): Stats {
       budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
       plannedCrawlsPerDay: finiteOr(row.plannedCrawlsPerDay, 0),
       crawlsPerDayLastHour: row.crawlsLastHour * HOURS_PER_DAY,
+      handOutAllowance: {
+        tokens,
+        capacity: allowance.capacity,
+        reserve: allowance.reserve,
+        perDay: allowance.perDay,
+        limiting: row.pagesOverdue > 0 && Math.floor(tokens) < row.pagesOverdue,
+      },
     }
     await record(s)
     return s

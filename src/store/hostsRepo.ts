@@ -1,6 +1,9 @@
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { HostBlockState } from '../core/fetchOutcomes.ts'
+import type { CrawlSpacing } from '../core/settings.ts'
+import { weightedFreshnessSql } from './statsRepo.ts'
+import { likePrefix } from './likePatterns.ts'
 
 export interface HostRow {
   host: string
@@ -141,4 +144,127 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
       delays.map((u) => (u.crawlDelaySeconds !== null && u.crawlDelaySeconds! > 0 ? u.crawlDelaySeconds : null)),
     ],
   )
+}
+
+/** The columns GET /v1/host-overview sorts by, each an expression over the overview's joined row. */
+export const HOST_OVERVIEW_SORTS = {
+  host: 'a.host',
+  pages: 'a.pages',
+  plannedCrawlsPerDay: 'a.planned',
+  crawlsLastDay: 'coalesce(f.crawls, 0)',
+  failuresLastDay: 'coalesce(f.failures, 0)',
+  pagesOverdue: 'a.overdue',
+  pagesFailing: 'a.failing',
+  expectedFreshness: 'CASE WHEN a.importance > 0 THEN a.weighted / a.importance END',
+} as const
+
+export type HostOverviewSort = keyof typeof HOST_OVERVIEW_SORTS
+
+export interface HostOverviewRow {
+  host: string
+  pages: number
+  pagesActive: number
+  pagesFailing: number
+  pagesGone: number
+  pagesRedirected: number
+  pagesNoisy: number
+  pagesOverdue: number
+  plannedCrawlsPerDay: number
+  importanceTotal: number
+  weightedFreshness: number
+  maxCrawlsPerDay: number | null
+  paceSeconds: number | null
+  throttleDelaySeconds: number | null
+  blockIncidents: number | null
+  blockedUntil: Date | null
+  crawlsLastDay: number
+  failuresLastDay: number
+  http4xx: number
+  http429: number
+  http5xx: number
+  httpOther: number
+  timeouts: number
+  dns: number
+  connection: number
+  tls: number
+  otherErrors: number
+  /** Hosts matching the filter, on every row. */
+  total: number
+}
+
+/**
+ * One page of per-host numbers (docs/api.md "Host overview"): pages by status, overdue pages, planned
+ * crawls and Σ importance·f(ρ) from the pages and their schedules; crawls and failures by kind in the
+ * day before nowMs from the observations; limits, pace and backoff from the hosts table. Hosts with no
+ * page are left out (GET /v1/hosts lists limits). Sorted by `sort`, ties by host; offset paging.
+ */
+export async function readHostOverview(
+  q: Queryable,
+  options: {
+    nowMs: number
+    spacing: CrawlSpacing
+    defaultChangesPerDay: number
+    hostPrefix: string | null
+    sort: HostOverviewSort
+    descending: boolean
+    offset: number
+    limit: number
+  },
+): Promise<HostOverviewRow[]> {
+  const direction = options.descending ? 'DESC NULLS LAST' : 'ASC NULLS LAST'
+  const { rows } = await q.query<HostOverviewRow>(
+    `WITH a AS (
+       SELECT p.host, count(*)::int AS pages,
+         count(*) FILTER (WHERE p.status = 'active')::int AS active,
+         count(*) FILTER (WHERE p.status = 'failing')::int AS failing,
+         count(*) FILTER (WHERE p.status = 'gone')::int AS gone,
+         count(*) FILTER (WHERE p.status = 'redirected')::int AS redirected,
+         count(*) FILTER (WHERE p.noisy)::int AS noisy,
+         count(*) FILTER (WHERE s.next_crawl_at <= $1 AND (s.lease_id IS NULL OR s.lease_expires_at <= $1))::int AS overdue,
+         coalesce(sum(s.crawls_per_day), 0)::float8 AS planned,
+         coalesce(sum(s.importance), 0)::float8 AS importance,
+         coalesce(sum(${weightedFreshnessSql(options.spacing)}), 0)::float8 AS weighted
+       FROM pages p JOIN page_schedule s ON s.page_id = p.id
+       WHERE $3::text IS NULL OR p.host LIKE $3
+       GROUP BY p.host
+     ), f AS (
+       SELECT p.host, count(*)::int AS crawls,
+         count(*) FILTER (WHERE o.fetch_error IS NOT NULL OR o.http_status < 200 OR o.http_status >= 400)::int AS failures,
+         count(*) FILTER (WHERE o.http_status >= 400 AND o.http_status < 500 AND o.http_status <> 429)::int AS http4xx,
+         count(*) FILTER (WHERE o.http_status = 429)::int AS http429,
+         count(*) FILTER (WHERE o.http_status >= 500)::int AS http5xx,
+         count(*) FILTER (WHERE o.http_status < 200)::int AS http_other,
+         count(*) FILTER (WHERE o.fetch_error = 'timeout')::int AS timeouts,
+         count(*) FILTER (WHERE o.fetch_error = 'dns')::int AS dns,
+         count(*) FILTER (WHERE o.fetch_error = 'connection')::int AS connection,
+         count(*) FILTER (WHERE o.fetch_error = 'tls')::int AS tls,
+         count(*) FILTER (WHERE o.fetch_error = 'other')::int AS other_errors
+       FROM observations o JOIN pages p ON p.id = o.page_id
+       WHERE o.crawled_at > $1::timestamptz - interval '1 day' AND o.crawled_at <= $1
+         AND ($3::text IS NULL OR p.host LIKE $3)
+       GROUP BY p.host
+     )
+     SELECT a.host, a.pages, a.active AS "pagesActive", a.failing AS "pagesFailing", a.gone AS "pagesGone",
+       a.redirected AS "pagesRedirected", a.noisy AS "pagesNoisy", a.overdue AS "pagesOverdue",
+       a.planned AS "plannedCrawlsPerDay", a.importance AS "importanceTotal", a.weighted AS "weightedFreshness",
+       h.max_crawls_per_day AS "maxCrawlsPerDay", h.pace_seconds AS "paceSeconds",
+       h.throttle_delay_seconds AS "throttleDelaySeconds", h.block_incidents AS "blockIncidents",
+       h.blocked_until AS "blockedUntil",
+       coalesce(f.crawls, 0) AS "crawlsLastDay", coalesce(f.failures, 0) AS "failuresLastDay",
+       coalesce(f.http4xx, 0) AS http4xx, coalesce(f.http429, 0) AS http429, coalesce(f.http5xx, 0) AS http5xx,
+       coalesce(f.http_other, 0) AS "httpOther", coalesce(f.timeouts, 0) AS timeouts, coalesce(f.dns, 0) AS dns,
+       coalesce(f.connection, 0) AS connection, coalesce(f.tls, 0) AS tls, coalesce(f.other_errors, 0) AS "otherErrors",
+       count(*) OVER ()::int AS total
+     FROM a LEFT JOIN f ON f.host = a.host LEFT JOIN hosts h ON h.host = a.host
+     ORDER BY ${HOST_OVERVIEW_SORTS[options.sort]} ${direction}, a.host
+     LIMIT $4 OFFSET $5`,
+    [
+      new Date(options.nowMs),
+      options.defaultChangesPerDay,
+      options.hostPrefix === null ? null : likePrefix(options.hostPrefix),
+      options.limit,
+      options.offset,
+    ],
+  )
+  return rows
 }

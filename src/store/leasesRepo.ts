@@ -366,3 +366,35 @@ export async function leaseShortfall(
   })
   return { nextLeasableAt: rows[0]?.next ?? null, heldHosts: held.rows }
 }
+
+/** One worker's leases as the schedule holds them (GET /v1/lease-overview). */
+interface WorkerLeasesRow {
+  worker: string | null
+  leases: number
+  pages: number
+  /** Pages whose lease has run out but that no lease call has returned to the pool yet. */
+  pagesPastExpiry: number
+  earliestExpiresAt: Date
+  latestExpiresAt: Date
+  /** Workers with a lease, on every row. */
+  total: number
+}
+
+/**
+ * Leased pages by worker: leases, pages, those past their expiry, and the expiry range; the workers holding
+ * pages past expiry first, then the most pages. Reads page_schedule_lease (only leased rows).
+ */
+export async function readLeasesByWorker(q: Queryable, nowMs: number, limit: number): Promise<WorkerLeasesRow[]> {
+  const { rows } = await q.query<WorkerLeasesRow>(
+    `SELECT leased_by AS worker, count(DISTINCT lease_id)::int AS leases, count(*)::int AS pages,
+       count(*) FILTER (WHERE lease_expires_at <= $1)::int AS "pagesPastExpiry",
+       min(lease_expires_at) AS "earliestExpiresAt", max(lease_expires_at) AS "latestExpiresAt",
+       count(*) OVER ()::int AS total
+     FROM page_schedule WHERE lease_id IS NOT NULL
+     GROUP BY leased_by
+     ORDER BY "pagesPastExpiry" DESC, pages DESC, leased_by NULLS LAST
+     LIMIT $2`,
+    [new Date(nowMs), limit],
+  )
+  return rows
+}

@@ -10,6 +10,7 @@ import {
 } from '../core/pageFields.ts'
 import { recordColumns, selectList, sentFields, setList, wireConverter, wireType, wireValue } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
+import { likePrefix } from './likePatterns.ts'
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
@@ -183,19 +184,55 @@ export async function getPageByUrl(q: Queryable, url: string): Promise<PageRow |
   return rows[0] ?? null
 }
 
+/** Which pages a listing or a bulk action takes; null = any. */
+export interface PageFilter {
+  host: string | null
+  /** The start of the canonical URL, matched literally. */
+  urlPrefix: string | null
+  status: string | null
+  noisy: boolean | null
+}
+
+/** The filter as SQL over pages p, its values numbered from $`first`. */
+function filterSql(filter: PageFilter, first: number): { sql: string; values: unknown[] } {
+  return {
+    sql: `($${first}::text IS NULL OR p.host = $${first}) AND ($${first + 1}::text IS NULL OR p.url LIKE $${first + 1})
+      AND ($${first + 2}::text IS NULL OR p.status = $${first + 2}) AND ($${first + 3}::boolean IS NULL OR p.noisy = $${first + 3})`,
+    values: [filter.host, filter.urlPrefix === null ? null : likePrefix(filter.urlPrefix), filter.status, filter.noisy],
+  }
+}
+
 /** Keyset paging by id; `afterId` is the last id of the previous page. */
 export async function listPages(
   q: Queryable,
-  options: { host: string | null; afterId: string | null; limit: number },
+  options: { filter: PageFilter; afterId: string | null; limit: number },
 ): Promise<PageRow[]> {
+  const where = filterSql(options.filter, 3)
   const { rows } = await q.query<PageRow>(
     `SELECT ${PAGE_COLUMNS} FROM ${PAGES}
-     WHERE ($1::text IS NULL OR p.host = $1) AND p.id > $2::bigint AND s.page_id > $2::bigint
-     ORDER BY p.id LIMIT $3`,
+     WHERE ${where.sql} AND p.id > $1::bigint AND s.page_id > $1::bigint
+     ORDER BY p.id LIMIT $2`,
     // The bound on both tables keeps a merge join from reading the schedule from its first row (ids start at 1).
-    [options.host, options.afterId ?? '0', options.limit],
+    [options.afterId ?? '0', options.limit, ...where.values],
   )
   return rows
+}
+
+/** How many pages the filter takes. */
+export async function countPages(q: Queryable, filter: PageFilter): Promise<number> {
+  const where = filterSql(filter, 1)
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pages p WHERE ${where.sql}`,
+    where.values,
+  )
+  return rows[0]?.n ?? 0
+}
+
+/** Deletes the pages the filter takes (and by cascade their history), in one statement. Returns how many. */
+export async function deletePagesWhere(q: Queryable, filter: PageFilter): Promise<number> {
+  const where = filterSql(filter, 1)
+  const { rowCount } = await q.query(`DELETE FROM pages p WHERE ${where.sql}`, where.values)
+  return rowCount ?? 0
 }
 
 /** Deletes a page and (by cascade) its history. Returns whether it existed. */

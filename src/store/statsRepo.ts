@@ -47,7 +47,7 @@ function freshnessSql(spacing: CrawlSpacing): string {
 }
 
 /** μ·f(ρ) without an underflowing product (see freshnessSql). */
-function weightedFreshnessSql(spacing: CrawlSpacing): string {
+export function weightedFreshnessSql(spacing: CrawlSpacing): string {
   return `CASE WHEN importance <= 1e-200 THEN 0 ELSE importance * greatest(${freshnessSql(spacing)}, 1e-100) END`
 }
 

@@ -169,6 +169,9 @@ describe('openapi/openapi.json', () => {
       'GET /v1/schedule': 'getSchedule',
       'POST /v1/optimize': 'runOptimizer',
       'GET /v1/hosts': 'listHosts',
+      'GET /v1/host-overview': 'listHostOverview',
+      'GET /v1/lease-overview': 'leaseOverview',
+      'POST /v1/pages/bulk': 'bulkPages',
       'PUT /v1/hosts/{host}': 'putHost',
       'DELETE /v1/hosts/{host}': 'deleteHost',
     })

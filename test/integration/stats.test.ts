@@ -256,3 +256,30 @@ describe('GET /v1/stats fetch failures', () => {
     })
   })
 })
+
+describe('GET /v1/stats handOutAllowance', () => {
+  it('says the allowance limits the fleet while a short lease names budgetAllowance, and not once it refills', () =>
+    withApp(async (t) => {
+      // A budget of 48 a day: the allowance starts at one crawl and fills one every 30 minutes.
+      await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 48 } })
+      const pages = Array.from({ length: 5 }, (_, i) => ({ url: `https://many.example/${i}` }))
+      await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })
+      t.clock.setMs(T0 + 24 * MS_PER_HOUR)
+      const before = (await stats(t)).handOutAllowance
+      assert.equal(before.perDay, 48)
+      assert.ok(before.tokens >= 1 && before.tokens < 5, JSON.stringify(before))
+      assert.equal(before.limiting, true, '5 overdue pages, fewer tokens')
+      const res = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit: 10 } })
+      const grant = res.json()
+      assert.deepEqual(grant.limitedBy, ['budgetAllowance'])
+      const after = (await stats(t)).handOutAllowance
+      assert.ok(after.tokens < 1, JSON.stringify(after))
+      assert.equal(after.limiting, true)
+
+      await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { budgetCrawlsPerDay: 10_000 } })
+      t.clock.advanceMs(10 * MS_PER_MINUTE)
+      const refilled = (await stats(t)).handOutAllowance
+      assert.ok(refilled.tokens >= 4, JSON.stringify(refilled))
+      assert.equal(refilled.limiting, false, 'enough tokens for every overdue page')
+    }))
+})

@@ -3,8 +3,11 @@ import { z } from 'zod'
 import {
   hostLimitsSchema,
   hostListSchema,
+  hostOverviewListSchema,
+  hostOverviewQuerySchema,
   hostSchema,
   listHostLimits,
+  listHostOverview,
   putHostLimits,
   removeHostLimits,
 } from '../../domain/hosts.ts'
@@ -27,6 +30,23 @@ export const hostsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       response: { 200: json('The hosts.', hostListSchema), ...problems() },
     },
     handler: async () => listHostLimits(ctx),
+  })
+
+  app.get('/v1/host-overview', {
+    config: { role: 'reader' },
+    schema: {
+      operationId: 'listHostOverview',
+      tags: ['hosts'],
+      summary: 'Per-host pages, plan, limits, backoff and failures',
+      description:
+        'Every host that has pages, sorted and paged by the server (docs/api.md "Host overview"); follow nextCursor until it is null.',
+      querystring: hostOverviewQuerySchema,
+      response: {
+        200: json('The next hosts.', hostOverviewListSchema),
+        ...problems({ 400: 'Bad sort, order, hostPrefix, cursor or limit.' }),
+      },
+    },
+    handler: async (request) => listHostOverview(ctx, request.query),
   })
 
   app.put('/v1/hosts/:host', {

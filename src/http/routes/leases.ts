@@ -5,6 +5,9 @@ import {
   leaseExtendedSchema,
   leaseExtensionSchema,
   leaseGrantSchema,
+  leaseOverview,
+  leaseOverviewQuerySchema,
+  leaseOverviewSchema,
   leaseReleaseSchema,
   leaseRequestSchema,
   pagesReleasedSchema,
@@ -52,6 +55,20 @@ export const leasesRoutes: FastifyPluginAsyncZod<AppContext & LeasesHooks> = asy
         pacedHosts: grant.pacedHosts,
       }
     },
+  })
+
+  app.get('/v1/lease-overview', {
+    config: { role: 'reader' },
+    schema: {
+      operationId: 'leaseOverview',
+      tags: ['schedule'],
+      summary: 'Leased pages by worker',
+      description:
+        'Each worker’s leases, pages and expiry range, with the pages it holds past their lease’s expiry; those workers come first (docs/api.md "Lease overview").',
+      querystring: leaseOverviewQuerySchema,
+      response: { 200: json('The workers.', leaseOverviewSchema), ...problems({ 400: 'Bad limit.' }) },
+    },
+    handler: async (request) => leaseOverview(ctx, request.query),
   })
 
   app.delete('/v1/leases/:leaseId', {

@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import {
+  bulkPages,
+  bulkPagesResultSchema,
+  bulkPagesSchema,
   getPage,
   getPageForUrl,
   listPageViews,
@@ -50,10 +53,30 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
     },
     handler: async (request) =>
       listPageViews(ctx, {
-        host: request.query.host ?? null,
+        host: request.query.host,
+        urlPrefix: request.query.urlPrefix,
+        status: request.query.status,
+        noisy: request.query.noisy,
         cursor: request.query.cursor ?? null,
         limit: request.query.limit,
       }),
+  })
+
+  app.post('/v1/pages/bulk', {
+    config: { role: 'admin' },
+    schema: {
+      operationId: 'bulkPages',
+      tags: ['pages'],
+      summary: 'Count, delete or update the pages a filter takes',
+      description:
+        'One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").',
+      body: bulkPagesSchema,
+      response: {
+        200: json('How many pages the filter took and how many were changed.', bulkPagesResultSchema),
+        ...problems({ 400: true, 409: true }),
+      },
+    },
+    handler: async (request) => bulkPages(ctx, request.body),
   })
 
   app.get('/v1/pages/by-url', {

@@ -71,6 +71,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pages/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count, delete or update the pages a filter takes
+         * @description One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Bulk actions").
+         */
+        post: operations["bulkPages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pages/by-url": {
         parameters: {
             query?: never;
@@ -243,6 +263,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lease-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Leased pages by worker
+         * @description Each worker’s leases, pages and expiry range, with the pages it holds past their lease’s expiry; those workers come first (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Lease overview").
+         */
+        get: operations["leaseOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/leases/{leaseId}": {
         parameters: {
             query?: never;
@@ -347,6 +387,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-host pages, plan, limits, backoff and failures
+         * @description Every host that has pages, sorted and paged by the server (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Host overview"); follow nextCursor until it is null.
+         */
+        get: operations["listHostOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hosts/{host}": {
         parameters: {
             query?: never;
@@ -418,6 +478,32 @@ export interface components {
         AgeCdfPoint: {
             ageDays: number;
             cdf: number;
+        };
+        /** @description An action on every page a filter takes, or only its count (dryRun). */
+        BulkPages: {
+            filter: components["schemas"]["PageFilter"];
+            /**
+             * @description count changes nothing; delete removes the pages and their history; update sets what `set` gives.
+             * @enum {string}
+             */
+            action: "count" | "delete" | "update";
+            /** @description For update: the attributes to set; an absent one keeps each page’s value. */
+            set?: {
+                importance?: number;
+                /** @description null = the settings’ minCrawlsPerDay. */
+                minCrawlsPerDay?: number | null;
+                /** @description null = the settings’ maxCrawlsPerDay. */
+                maxCrawlsPerDay?: number | null;
+            };
+            /** @description true: only count the pages the action would take (default false). */
+            dryRun?: boolean;
+        };
+        /** @description What a bulk action took and did. */
+        BulkPagesResult: {
+            /** @description Pages the filter took. */
+            matched: number;
+            /** @description Pages deleted or updated; 0 for count and dryRun. */
+            applied: number;
         };
         CdfPoint: {
             days: number;
@@ -545,6 +631,29 @@ export interface components {
             /** @description Pages registered on the host. */
             pages: number;
         };
+        /** @description Failed fetches of the host in the last 24 hours, by kind. */
+        HostFailures: {
+            /** @description Crawls in the last 24 hours with a status outside 200…399 or no HTTP answer. */
+            total: number;
+            /** @description 4xx answers other than 429. */
+            http4xx: number;
+            /** @description 429 Too Many Requests. */
+            http429: number;
+            /** @description 5xx answers. */
+            http5xx: number;
+            /** @description Statuses below 200. */
+            httpOther: number;
+            /** @description No answer: timeouts. */
+            timeout: number;
+            /** @description No answer: DNS errors. */
+            dns: number;
+            /** @description No answer: connection errors. */
+            connection: number;
+            /** @description No answer: TLS errors. */
+            tls: number;
+            /** @description No answer: other errors. */
+            other: number;
+        };
         /** @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given. */
         HostLimits: {
             /** @description Cap on the host’s total crawl rate (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.2); null or absent = none. */
@@ -555,6 +664,51 @@ export interface components {
         /** @description Every host with limits or pacing, by name. */
         HostList: {
             hosts: components["schemas"]["Host"][];
+        };
+        /** @description One host’s pages, plan, limits, backoff and failures. */
+        HostOverview: {
+            host: string;
+            /** @description Pages registered on the host. */
+            pages: number;
+            pagesByStatus: components["schemas"]["HostPagesByStatus"];
+            /** @description Pages due and not held by an unexpired lease. */
+            pagesOverdue: number;
+            /** @description Σ crawlsPerDay of the host’s pages (the current plan). */
+            plannedCrawlsPerDay: number;
+            /** @description The host’s crawl cap: the smaller of maxCrawlsPerDay and 86,400 / paceSeconds; null = none. */
+            capCrawlsPerDay: number | null;
+            /** @description The operator’s cap on the host (PUT /v1/hosts/{host}); null = none. */
+            maxCrawlsPerDay: number | null;
+            /** @description Least time between two leased pages of the host; 0 = not paced. */
+            paceSeconds: number;
+            /** @description The adaptive delay part of the pace; null = none. */
+            throttleDelaySeconds: number | null;
+            /** @description While the host is backed off (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Host backoff"): when it may be leased again; else null. */
+            blockedUntil: string | null;
+            /** @description Backoff incidents since the host was last forgiven. */
+            blockIncidents: number;
+            /** @description Σ importance·f(ρ) / Σ importance over the host’s pages under the current plan; null without weight. */
+            expectedFreshness: number | null;
+            /** @description Crawls of the host stored with a crawl time in the last 24 hours. */
+            crawlsLastDay: number;
+            failuresLastDay: components["schemas"]["HostFailures"];
+        };
+        /** @description One response of the host overview, in the requested order. */
+        HostOverviewList: {
+            hosts: components["schemas"]["HostOverview"][];
+            /** @description Hosts matching the filter. */
+            total: number;
+            /** @description Pass as cursor for the next hosts; null at the end. */
+            nextCursor: string | null;
+        };
+        /** @description The host’s pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
+        HostPagesByStatus: {
+            active: number;
+            failing: number;
+            gone: number;
+            redirected: number;
+            /** @description Pages whose content hash changed on every fetch (any status). */
+            noisy: number;
         };
         IntervalCdfPoint: {
             intervalDays: number;
@@ -611,6 +765,12 @@ export interface components {
             nextDueAt: string | null;
             /** @description After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100). */
             pacedHosts: components["schemas"]["PacedHost"][];
+        };
+        /** @description Leased pages by worker, those holding pages past expiry first. */
+        LeaseOverview: {
+            workers: components["schemas"]["WorkerLeases"][];
+            /** @description Workers holding leased pages (workers may list fewer). */
+            totalWorkers: number;
         };
         /** @description What releasing the lease returned to the pool. */
         LeaseRelease: {
@@ -945,6 +1105,20 @@ export interface components {
             created: number;
             updated: number;
         };
+        /** @description Which pages: every given condition must hold. At least one is required. */
+        PageFilter: {
+            /** @description Only pages of this host. */
+            host?: string;
+            /** @description Only pages whose canonical URL starts with this text (taken literally). */
+            urlPrefix?: string;
+            /**
+             * @description Only pages with this status.
+             * @enum {string}
+             */
+            status?: "active" | "failing" | "gone" | "redirected";
+            /** @description Only pages flagged noisy (true) or not (false). */
+            noisy?: boolean;
+        };
         /** @description Pages in id order, one response of a cursor listing. */
         PageList: {
             pages: components["schemas"]["Page"][];
@@ -1170,6 +1344,19 @@ export interface components {
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
+            /** @description The fleet-wide hand-out allowance (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Never more than the budget"). */
+            handOutAllowance: {
+                /** @description Pages leases may hand out now before the allowance runs dry. */
+                tokens: number;
+                /** @description Most tokens the allowance holds: budgetCrawlsPerDay × handOutBurstHours / 24. */
+                capacity: number;
+                /** @description Tokens early hand-outs leave for pages that fall due. */
+                reserve: number;
+                /** @description Refill rate: budgetCrawlsPerDay. */
+                perDay: number;
+                /** @description Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance). */
+                limiting: boolean;
+            };
             counters: components["schemas"]["CounterTotals"];
             windowHours: number;
             /** @description Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock. */
@@ -1302,6 +1489,27 @@ export interface components {
             collapseSlashes?: boolean;
             /** @description Lower-case the path (off by default: paths are case-sensitive on most servers). The query keeps its case. */
             lowercasePath?: boolean;
+        };
+        /** @description One worker’s leased pages. */
+        WorkerLeases: {
+            /** @description The worker name leases were taken with; null when none was given. */
+            worker: string | null;
+            /** @description Leases of the worker that still hold pages. */
+            leases: number;
+            /** @description Pages those leases hold. */
+            pages: number;
+            /** @description Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool. */
+            pagesPastExpiry: number;
+            /**
+             * Format: date-time
+             * @description The earliest expiry among the worker’s leased pages.
+             */
+            earliestExpiresAt: string;
+            /**
+             * Format: date-time
+             * @description The latest expiry among the worker’s leased pages.
+             */
+            latestExpiresAt: string;
         };
     };
     responses: {
@@ -1463,6 +1671,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description nextCursor of the previous response. */
+        CursorQuery: string;
         /** @description Host name as pages carry it (lower case, with a port when not the default). */
         HostPath: string;
         /** @description Page id, as returned in Page.id; an id that names no page is 404. */
@@ -1534,8 +1744,14 @@ export interface operations {
             query?: {
                 /** @description Only pages of this host. */
                 host?: string;
+                /** @description Only pages whose canonical URL starts with this text (taken literally). */
+                urlPrefix?: string;
+                /** @description Only pages with this status. */
+                status?: "active" | "failing" | "gone" | "redirected";
+                /** @description Only pages flagged noisy (true) or not (false). */
+                noisy?: "true" | "false";
                 /** @description nextCursor of the previous response. */
-                cursor?: string;
+                cursor?: components["parameters"]["CursorQuery"];
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
                 limit?: components["parameters"]["LimitQuery"];
             };
@@ -1616,6 +1832,44 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    bulkPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPages"];
+            };
+        };
+        responses: {
+            /** @description How many pages the filter took and how many were changed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPagesResult"];
+                };
+            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2127,6 +2381,56 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    leaseOverview: {
+        parameters: {
+            query?: {
+                /** @description Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workers. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseOverview"];
+                };
+            };
+            /** @description Bad limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     releaseLease: {
         parameters: {
             query?: never;
@@ -2439,6 +2743,64 @@ export interface operations {
                 };
             };
             400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listHostOverview: {
+        parameters: {
+            query?: {
+                /** @description The column to sort by; ties are broken by host name. */
+                sort?: "host" | "pages" | "plannedCrawlsPerDay" | "crawlsLastDay" | "failuresLastDay" | "pagesOverdue" | "pagesFailing" | "expectedFreshness";
+                /** @description Sort direction; hosts without a value come last. */
+                order?: "asc" | "desc";
+                /** @description Only hosts whose name starts with this text. */
+                hostPrefix?: string;
+                /** @description nextCursor of the previous response. */
+                cursor?: components["parameters"]["CursorQuery"];
+                /** @description Hosts per response, default 50; values above 500 are served as 500. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next hosts. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostOverviewList"];
+                };
+            };
+            /** @description Bad sort, order, hostPrefix, cursor or limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Unprocessable"];
