@@ -381,8 +381,11 @@ export const bulkPagesSchema = z
         maxCrawlsPerDay: rateSchema().nullable().optional().describe('null = the settings’ maxCrawlsPerDay.'),
       })
       .strict()
-      .optional()
-      .describe('For update: the attributes to set; an absent one keeps each page’s value.'),
+      .meta({
+        id: 'BulkPageAttributes',
+        description: 'For update: the attributes to set; an absent one keeps each page’s value.',
+      })
+      .optional(),
     dryRun: z.boolean().optional().describe('true: only count the pages the action would take (default false).'),
   })
   .strict()

@@ -85,7 +85,10 @@ export const statsSnapshotSchema = z.object({
           'Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance).',
         ),
     })
-    .describe('The fleet-wide hand-out allowance (docs/api.md "Never more than the budget").'),
+    .meta({
+      id: 'HandOutAllowance',
+      description: 'The fleet-wide hand-out allowance (docs/api.md "Never more than the budget").',
+    }),
 })
 
 export type StatsSnapshot = z.infer<typeof statsSnapshotSchema>

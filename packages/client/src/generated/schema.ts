@@ -479,6 +479,14 @@ export interface components {
             ageDays: number;
             cdf: number;
         };
+        /** @description For update: the attributes to set; an absent one keeps each page’s value. */
+        BulkPageAttributes: {
+            importance?: number;
+            /** @description null = the settings’ minCrawlsPerDay. */
+            minCrawlsPerDay?: number | null;
+            /** @description null = the settings’ maxCrawlsPerDay. */
+            maxCrawlsPerDay?: number | null;
+        };
         /** @description An action on every page a filter takes, or only its count (dryRun). */
         BulkPages: {
             filter: components["schemas"]["PageFilter"];
@@ -487,14 +495,7 @@ export interface components {
              * @enum {string}
              */
             action: "count" | "delete" | "update";
-            /** @description For update: the attributes to set; an absent one keeps each page’s value. */
-            set?: {
-                importance?: number;
-                /** @description null = the settings’ minCrawlsPerDay. */
-                minCrawlsPerDay?: number | null;
-                /** @description null = the settings’ maxCrawlsPerDay. */
-                maxCrawlsPerDay?: number | null;
-            };
+            set?: components["schemas"]["BulkPageAttributes"];
             /** @description true: only count the pages the action would take (default false). */
             dryRun?: boolean;
         };
@@ -609,6 +610,19 @@ export interface components {
             /** @description JSON pointer into the request, e.g. /body/pages/3/url. */
             path: string;
             message: string;
+        };
+        /** @description The fleet-wide hand-out allowance (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Never more than the budget"). */
+        HandOutAllowance: {
+            /** @description Pages leases may hand out now before the allowance runs dry. */
+            tokens: number;
+            /** @description Most tokens the allowance holds: budgetCrawlsPerDay × handOutBurstHours / 24. */
+            capacity: number;
+            /** @description Tokens early hand-outs leave for pages that fall due. */
+            reserve: number;
+            /** @description Refill rate: budgetCrawlsPerDay. */
+            perDay: number;
+            /** @description Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance). */
+            limiting: boolean;
         };
         /** @description The process serves requests. */
         Health: {
@@ -1344,19 +1358,7 @@ export interface components {
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
-            /** @description The fleet-wide hand-out allowance (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Never more than the budget"). */
-            handOutAllowance: {
-                /** @description Pages leases may hand out now before the allowance runs dry. */
-                tokens: number;
-                /** @description Most tokens the allowance holds: budgetCrawlsPerDay × handOutBurstHours / 24. */
-                capacity: number;
-                /** @description Tokens early hand-outs leave for pages that fall due. */
-                reserve: number;
-                /** @description Refill rate: budgetCrawlsPerDay. */
-                perDay: number;
-                /** @description Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance). */
-                limiting: boolean;
-            };
+            handOutAllowance: components["schemas"]["HandOutAllowance"];
             counters: components["schemas"]["CounterTotals"];
             windowHours: number;
             /** @description Start of the window (exclusive, RFC 3339): windowEnd − windowHours, on the service clock. */
