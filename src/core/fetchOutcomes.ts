@@ -202,6 +202,16 @@ export function nextThrottleDelaySeconds(current: number | null, signals: HostSi
   return next < THROTTLE_MIN_SECONDS / 2 ? null : next
 }
 
+/**
+ * The host's pace after an incident that blocks it (seconds): at least BLOCK_FIRST_SECONDS and twice the pace
+ * before, at most THROTTLE_MAX_SECONDS, and never below what the batch's answers asked for (`adapted`). It then
+ * shrinks by THROTTLE_RECOVERY_FACTOR per successful answer, as any adaptive delay does.
+ */
+export function pacingAfterIncident(before: number | null, adapted: number | null): number {
+  const doubled = Math.min(THROTTLE_MAX_SECONDS, Math.max(BLOCK_FIRST_SECONDS, 2 * (before ?? 0)))
+  return Math.max(adapted ?? 0, doubled)
+}
+
 /** The first block of a host in trouble, in seconds; it doubles per incident. */
 export const BLOCK_FIRST_SECONDS = 60
 /** The longest block: a day. */

@@ -11,8 +11,8 @@ import {
   emptyHostBlockState,
   emptyHostSignals,
   nextHostBlock,
+  pacingAfterIncident,
   nextThrottleDelaySeconds,
-  THROTTLE_MIN_SECONDS,
   type HostBlockState,
   type FetchError,
   type HostSignals,
@@ -320,9 +320,11 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
     const blockBefore = batch.blocks.get(host) ?? emptyHostBlockState()
     const { state: block, blockUntilMs } = nextHostBlock(blockBefore, signals, nowMs, Math.random())
     let throttle = nextThrottleDelaySeconds(before, signals)
-    // A blocked host must be paced: only a paced host's next lease time holds its pages back.
+    // A blocked host must be paced: only a paced host's next lease time holds its pages back. The pace is at
+    // least the first block and doubles with each incident (up to the adaptive delay's ceiling), so the block's
+    // end does not release all of the host's due pages at once, each of them a new incident.
     if (blockUntilMs !== null) {
-      throttle = Math.max(throttle ?? 0, THROTTLE_MIN_SECONDS)
+      throttle = pacingAfterIncident(before, throttle)
       backedOff++
     }
     const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null

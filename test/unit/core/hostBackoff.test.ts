@@ -13,6 +13,7 @@ import {
   emptyHostSignals,
   nextHostBlock,
   nextThrottleDelaySeconds,
+  pacingAfterIncident,
   TIMEOUT_RUN,
   type FetchError,
   type HostSignals,
@@ -90,4 +91,13 @@ test("a Retry-After sets the host's pace, at most 600 s", () => {
   assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 429, retryAfterSeconds: 30 }])), 30)
   assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 503, retryAfterSeconds: 3600 }])), 600)
   assert.equal(nextThrottleDelaySeconds(null, signalsOf([{ httpStatus: 429 }])), 1)
+})
+
+test('an incident paces the host: at least the first block, doubling from the pace before, at most 600 s', () => {
+  assert.equal(pacingAfterIncident(null, 1), BLOCK_FIRST_SECONDS)
+  assert.equal(pacingAfterIncident(100, 200), 200)
+  assert.equal(pacingAfterIncident(100, null), 200)
+  assert.equal(pacingAfterIncident(500, 600), 600)
+  // What the host's answers asked for wins when it is longer.
+  assert.equal(pacingAfterIncident(null, 900), 900)
 })
