@@ -176,7 +176,7 @@ export function addHostSignal(
 }
 
 /** The adaptive delay starts here when a host first pushes back, in seconds. */
-export const THROTTLE_MIN_SECONDS = 1
+const THROTTLE_MIN_SECONDS = 1
 /** It stops doubling here: at most one page of the host every 10 minutes. */
 const THROTTLE_MAX_SECONDS = 600
 /** Each successful answer multiplies the delay by this; below THROTTLE_MIN_SECONDS / 2 it ends. */
