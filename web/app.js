@@ -847,6 +847,23 @@ async function showPage(url) {
     ['next crawl', fmtTime(page.nextCrawlAt)],
     ['due', fmtTime(page.dueAt)],
   ]
+  // What the estimate learns from (docs/math.md 1.12, 3.5): the fleet's prior, the posterior, the fitted shape.
+  const learning = estimates.learning
+  summary.push(
+    [
+      'prior',
+      learning.prior
+        ? `${learning.prior.scope === 'host' ? 'host' : 'fleet'}: mean ${fmtNum(learning.prior.meanChangesPerDay)} changes/day, shape ${fmtNum(learning.prior.shape)}`
+        : 'none (each page learns alone)',
+    ],
+    [
+      'posterior',
+      learning.posterior
+        ? `${fmtNum(learning.posterior.changesPerDay)} changes/day, 90 % in ${fmtNum(learning.posterior.ci90[0])} – ${fmtNum(learning.posterior.ci90[1])} (${learning.posterior.intervals} intervals)`
+        : '–',
+    ],
+    ['age law', learning.shape.note],
+  )
   $('page-summary').replaceChildren(...summary.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))
 
   const obs = [...history.observations].reverse()

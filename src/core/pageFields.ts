@@ -201,7 +201,7 @@ export const PAGE_FIELDS = {
     type: 'double precision',
     nullable: true,
     json: 'changesPerDay',
-    writtenBy: ['crawl', 'retime'],
+    writtenBy: ['crawl', 'retime', 'optimizer'],
   }),
   /** The page's crawl rate; null before it was ever computed. */
   crawlsPerDay: field({

@@ -43,7 +43,7 @@ const settingsShape = {
   fleetPrior: z
     .boolean()
     .describe(
-      'Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md).',
+      'Each page’s change-rate estimate (mle, mleAdaptive) is its posterior under a gamma prior fitted per host, and across the fleet, at every optimiser run (docs/math.md 1.12): a page crawled a few times borrows from similar pages, one with a long history follows its own crawls. false: every page learns from its own crawls alone.',
     ),
   minCrawlsPerDay: rateSchema().describe('Default lower bound (exploration floor) of every page.'),
   maxCrawlsPerDay: positiveRateSchema().nullable().describe('Default upper bound; null = none.'),
@@ -129,7 +129,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   schedule: 'periodic',
   estimator: 'mleAdaptive',
   defaultChangesPerDay: 1,
-  fleetPrior: false,
+  fleetPrior: true,
   minCrawlsPerDay: 0.01,
   maxCrawlsPerDay: null,
   minChangesPerDay: 0,

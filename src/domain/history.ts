@@ -28,7 +28,8 @@ import {
 } from '../math/updateDistribution.ts'
 import { listObservations, recentHistory, type ObservationRow } from '../store/observationsRepo.ts'
 import { getPageById } from '../store/pagesRepo.ts'
-import { loadSettings } from '../store/settingsRepo.ts'
+import { loadSettings, readOptimizerState } from '../store/settingsRepo.ts'
+import { pageLearning } from '../core/ratePriors.ts'
 import { MS_PER_DAY, SECONDS_PER_DAY } from '../math/units.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { isoTimestamp, readTimestamp, timestampSchema } from '../core/timestamps.ts'
@@ -186,6 +187,43 @@ const updateDistributionSchema = z
 type UpdateDistributionView = z.infer<typeof updateDistributionSchema>
 type ComparisonView = UpdateDistributionView['comparisons'][number]
 
+const learningSchema = z
+  .object({
+    prior: z
+      .object({
+        scope: z
+          .enum(['host', 'fleet'])
+          .describe('host: fitted to the page’s host; fleet: the host has no fit of its own.'),
+        shape: z.number().describe('α of the gamma prior (small: the group’s rates spread over decades).'),
+        meanChangesPerDay: z.number().describe('The prior mean α/β: where a new page of the group starts.'),
+      })
+      .meta({ id: 'RatePrior' })
+      .nullable()
+      .describe(
+        'The prior the page borrows from (docs/math.md 1.12); null when fleetPrior is off or before the first optimiser run.',
+      ),
+    posterior: z
+      .object({
+        changesPerDay: z.number().describe('The posterior mean: the scheduling estimate.'),
+        ci90: z.tuple([z.number(), z.number()]).describe('The central 90 % credible interval of the rate.'),
+        intervals: z.number().int().describe('The crawl intervals the posterior rests on.'),
+      })
+      .meta({ id: 'RatePosterior' })
+      .nullable()
+      .describe('The page’s rate given its prior and its own intervals; null without a prior.'),
+    shape: z
+      .object({
+        model: z.enum(['poisson', 'gamma-mixed']),
+        ageShape: z.number().nullable().describe('β of the fitted gamma-mixed law (docs/math.md 3.5); null: Poisson.'),
+        fittedAtIntervals: z.number().int().describe('Intervals at the latest fit; 0 before the first.'),
+        note: z.string().describe('What the fit found, or why there is none ("Poisson: not enough evidence").'),
+      })
+      .meta({ id: 'AgeShape' })
+      .describe('The shape of the page’s age law the freshness-renewal objective uses.'),
+  })
+  .meta({ id: 'Learning' })
+  .describe('What the page learns from: the fleet’s prior, its posterior with its interval, and its fitted shape.')
+
 export const estimatesSchema = z
   .object({
     pageId: z.string(),
@@ -247,6 +285,7 @@ export const estimatesSchema = z
     updateDistribution: updateDistributionSchema
       .nullable()
       .describe('The update-interval distribution (docs/math.md 2.2); null with fewer than 10 crawls.'),
+    learning: learningSchema,
   })
   .meta({
     id: 'Estimates',
@@ -361,6 +400,12 @@ export async function pageEstimates(
             })),
           },
     updateDistribution: describeUpdateDistribution(ageCrawls),
+    learning: pageLearning(
+      decodeEstimatorState(page.estimatorState),
+      page.host,
+      settings,
+      (await readOptimizerState(pool)).priors,
+    ),
   }
 }
 

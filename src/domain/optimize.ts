@@ -1,4 +1,4 @@
-import { refitRatePriors, solveChangesPerDay } from '../core/ratePriors.ts'
+import { refitRatePriors, solveEstimates } from '../core/ratePriors.ts'
 import { SOLVER_MAX_CHANGES_PER_DAY } from '../math/estimators/index.ts'
 import { z } from 'zod'
 import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/optimizer/index.ts'
@@ -105,13 +105,14 @@ async function solveAndWrite(
   const pageInputs = Array.from({ length: n }, (_, i) => ({
     host: cols.hosts[i]!,
     evidence: cols.evidence[i] ?? null,
+    intervals: cols.intervals[i]!,
     storedChangesPerDay: cols.evidence[i] ? cols.changesPerDay[i]! : null,
   }))
-  const priors = refitRatePriors(pageInputs, settings, previous.priors ?? null)
-  const changesPerDay =
-    priors === null
-      ? cols.changesPerDay.subarray(0, n)
-      : Float64Array.from(pageInputs, (page) => solveChangesPerDay(page, settings, priors))
+  const priors = refitRatePriors(pageInputs, settings, previous.priors ?? null, startedAtMs)
+  const estimates = solveEstimates(pageInputs, settings, priors)
+  const changesPerDay = priors === null ? cols.changesPerDay.subarray(0, n) : estimates.changesPerDay
+  /** A page's estimate the run re-derived under the new priors and must store (NaN: the stored one stands). */
+  const movedEstimate = (i: number): number => (estimates.store[i] === 1 ? changesPerDay[i]! : Number.NaN)
   const lawChangesPerDay = renewal
     ? Float64Array.from(changesPerDay, (rate, i) =>
         Math.min(
@@ -173,6 +174,13 @@ async function solveAndWrite(
       const i = batch.positions[k]!
       cols.oldRate[i] = batch.crawlsPerDay[k]!
       cols.nextMs[i] = batch.nextCrawlAtMs[k] ?? Number.NaN
+      const estimate = batch.changesPerDay[k]
+      if (estimate !== null && estimate !== undefined) {
+        // The law's rate follows the estimate (renewalParameters' scaling).
+        if (cols.changesPerDay[i]! > 0)
+          cols.renewalChangesPerDay[i] = cols.renewalChangesPerDay[i]! * (estimate / cols.changesPerDay[i]!)
+        cols.changesPerDay[i] = estimate
+      }
       cols.versions[i] = batch.versions[k]! + 1
     }
   })
@@ -181,12 +189,17 @@ async function solveAndWrite(
     for (let i = 0; i < n && !superseded; i++) {
       const rate = solution.crawlsPerDay[i]!
       const old = cols.oldRate[i]!
-      if (!rateMoved(Number.isNaN(old) ? null : old, rate)) continue
-      const next = retimePage(cols.page(i), ctx, { solvedCrawlsPerDay: rate })
+      const estimate = movedEstimate(i)
+      if (!rateMoved(Number.isNaN(old) ? null : old, rate) && Number.isNaN(estimate)) continue
+      const page = cols.page(i)
+      const next = retimePage(Number.isNaN(estimate) ? page : { ...page, changesPerDay: estimate }, ctx, {
+        solvedCrawlsPerDay: rate,
+      })
       batch.ids.push(cols.ids[i]!)
       batch.versions.push(cols.versions[i]!)
       batch.crawlsPerDay.push(next.crawlsPerDay!)
       batch.nextCrawlAtMs.push(next.nextCrawlAtMs)
+      batch.changesPerDay.push(Number.isNaN(estimate) ? null : estimate)
       batch.positions.push(i)
       if (batch.ids.length >= writeChunkPages) {
         await writes.submit(batch)

@@ -77,6 +77,11 @@ export interface RunResult {
    * where it has data (docs/math.md 1.4), apart from pages it starved. Null when no such page.
    */
   medianEstimateRatioWellObserved: number | null
+  /**
+   * |Δ̂ − Δ|/Δ over pages with 1 to FEW_CRAWLS_INTERVALS intervals at the end of the run: how many, the median and
+   * the 90th percentile. Null for non-estimating policies.
+   */
+  fewCrawlsRelativeError: { pages: number; median: number | null; p90: number | null } | null
   /** Fresh days of each page inside the window (for diagnostics and tests). */
   pageFreshDays: Float64Array
   /** Crawls of each whole simulated day of the scoring window, divided by the budget R (budget use per day). */
@@ -92,6 +97,8 @@ interface RunOptions {
 
 /** Pages with at least this many intervals count as well observed. */
 export const WELL_OBSERVED_INTERVALS = 20
+/** Pages with at most this many intervals count as few-crawled (the estimation column of the few-crawls table). */
+const FEW_CRAWLS_INTERVALS = 8
 
 /** Two crawls of one page are at least this far apart (about 0.09 s), so no policy can stall time. */
 const MIN_GAP_DAYS = 1e-6
@@ -269,6 +276,22 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
     )
     wellObserved = estimateErrors(subset, truth).medianRatio
   }
+  let fewCrawls: RunResult['fewCrawlsRelativeError'] = null
+  if (estimates && counts) {
+    const errors: number[] = []
+    for (let i = 0; i < estimates.length; i++) {
+      const delta = universe.trueChangesPerDay[i]!
+      if (counts[i]! < 1 || counts[i]! > FEW_CRAWLS_INTERVALS || !(delta > 0)) continue
+      const est = Number.isFinite(estimates[i]!) ? estimates[i]! : 0
+      errors.push(Math.abs(est - delta) / delta)
+    }
+    errors.sort((a, b) => a - b)
+    fewCrawls = {
+      pages: errors.length,
+      median: medianOrNull(errors),
+      p90: errors.length === 0 ? null : errors[Math.min(errors.length - 1, Math.floor(0.9 * errors.length))]!,
+    }
+  }
   options.onProgress?.(1)
   return {
     freshness,
@@ -280,6 +303,7 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
     medianRelativeError: estimateStats?.medianRelativeError ?? null,
     medianEstimateRatio: estimateStats?.medianRatio ?? null,
     medianEstimateRatioWellObserved: wellObserved,
+    fewCrawlsRelativeError: fewCrawls,
     pageFreshDays: tracker.freshDays,
     dailyBudgetUse: Array.from(daily, (n) => n / universe.budgetCrawlsPerDay),
   }

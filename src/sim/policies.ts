@@ -5,7 +5,7 @@
  * production page step (src/core/pageStep.ts) and optimiser unchanged.
  */
 import { renewalParameters, type EstimatorName, type FleetPriors } from '../math/estimators/index.ts'
-import { pageRateEvidence, refitRatePriors, solveChangesPerDay } from '../core/ratePriors.ts'
+import { pageRateEvidence, refitRatePriors, solveEstimates } from '../core/ratePriors.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
@@ -288,14 +288,21 @@ export function recrawlPolicy(
       const evidence = pages.map((p) => ({
         host: p.host,
         evidence: fleetPrior ? pageRateEvidence(p.estimator, settings) : null,
+        intervals: p.intervals,
         storedChangesPerDay: p.changesPerDay,
       }))
-      const priors = fleetPrior ? refitRatePriors(evidence, settings, optimizer.priors) : null
+      const priors = fleetPrior
+        ? refitRatePriors(evidence, settings, optimizer.priors, Math.round(nowDays * MS_PER_DAY))
+        : null
+      const solved = solveEstimates(evidence, settings, priors)
       const laws = pages.map((p, i) => {
-        const changesPerDay = known?.[i] ?? solveChangesPerDay(evidence[i]!, settings, priors)
-        return settings.objective === 'freshness-renewal'
-          ? renewalParameters(p.estimator, changesPerDay)
-          : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
+        const changesPerDay = known?.[i] ?? solved.changesPerDay[i]!
+        const estimate = known === undefined && solved.store[i] === 1 ? changesPerDay : null
+        const law =
+          settings.objective === 'freshness-renewal'
+            ? renewalParameters(p.estimator, changesPerDay)
+            : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
+        return { ...law, estimate }
       })
       const solution = solveRates({
         changesPerDay: Float64Array.from(laws, (law) => law.changesPerDay),
@@ -312,8 +319,10 @@ export function recrawlPolicy(
       const nowMs = Math.round(nowDays * MS_PER_DAY)
       for (let i = 0; i < n; i++) {
         const rate = solution.crawlsPerDay[i]!
-        const page = pages[i]!
-        if (!rateMoved(page.crawlsPerDay, rate)) continue
+        // As the optimiser run: an estimate the new priors moved is stored with the page.
+        const estimate = laws[i]!.estimate
+        const page = estimate === null ? pages[i]! : { ...pages[i]!, changesPerDay: estimate }
+        if (!rateMoved(page.crawlsPerDay, rate) && estimate === null) continue
         pages[i] = stored({ ...page, ...retimePage(page, context(nowMs, i), { solvedCrawlsPerDay: rate }) })
         ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
       }

@@ -72,9 +72,9 @@ export const POLICIES: readonly string[] = [
   ...BASELINE_POLICIES,
   ...SPACINGS.flatMap((spacing) => ESTIMATOR_NAMES.map((estimator) => `recrawl-${estimator}-${spacing}`)),
   ...RENEWAL_LOOP_ESTIMATORS.map((estimator) => `recrawl-${estimator}-renewal`),
-  // With the fleet's priors (settings.fleetPrior, docs/math.md 1.12): off in the service by default, so opt-in here.
-  `${DEFAULT_LOOP_POLICY}-prior`,
-  'recrawl-mleAdaptive-renewal-prior',
+  // Without the fleet's priors (settings.fleetPrior false, docs/math.md 1.12): each page learns from its own crawls.
+  `${DEFAULT_LOOP_POLICY}-alone`,
+  'recrawl-mleAdaptive-renewal-alone',
 ]
 
 export interface SimOptions {
@@ -224,7 +224,7 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     case 'oracle-poisson':
       return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
   }
-  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)(-prior)?$/.exec(
+  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)(-alone)?$/.exec(
     name === KNOWN_RATE_POLICY ? DEFAULT_LOOP_POLICY : name,
   )
   const estimator = match?.[1] as EstimatorName | undefined
@@ -246,7 +246,7 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     reoptimizeDays: options.reoptimizeDays,
     random,
     baselineAtStart: options.baselineAtStart,
-    fleetPrior: match[3] !== undefined,
+    fleetPrior: match[3] === undefined,
     ...(name === KNOWN_RATE_POLICY ? { knownChangesPerDay: universe.trueChangesPerDay } : {}),
   })
 }

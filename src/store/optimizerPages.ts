@@ -108,6 +108,8 @@ export interface RateBatch {
   versions: number[]
   crawlsPerDay: number[]
   nextCrawlAtMs: (number | null)[]
+  /** The page's new scheduling estimate (the posterior under the run's priors), or null: the stored one stands. */
+  changesPerDay: (number | null)[]
   positions: number[]
   /** The run's first chunk. */
   first: boolean
@@ -118,6 +120,7 @@ export const emptyBatch = (first: boolean): RateBatch => ({
   versions: [],
   crawlsPerDay: [],
   nextCrawlAtMs: [],
+  changesPerDay: [],
   positions: [],
   first,
 })

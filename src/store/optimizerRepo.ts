@@ -123,7 +123,8 @@ function toChunk(rows: readonly OptimizerRow[]): OptimizerPageChunk {
 }
 
 /**
- * Writes new rates and due times for the pages whose rate moved (bulk, one statement per chunk), each only
+ * Writes new rates and due times, and new scheduling estimates where the run's priors moved them, for the pages
+ * whose rate or estimate moved (bulk, one statement per chunk), each only
  * while the page still has the version the run read (the fields written are those the table marks `optimizer`): a page crawled or changed since keeps what that write
  * gave it. Returns how many pages were written.
  */
@@ -134,25 +135,40 @@ export async function writeRates(
     versions: readonly number[]
     crawlsPerDay: readonly number[]
     nextCrawlAtMs: readonly (number | null)[]
+    /** New scheduling estimates; null leaves the stored one. */
+    changesPerDay: readonly (number | null)[]
   },
 ): Promise<number> {
   if (rates.ids.length === 0) return 0
   // Due times travel as epoch milliseconds: cheaper to send and to parse than RFC 3339 text. The extra
   // `s.page_id = ANY(...)` makes the planner find the rows by primary key: left to the join alone, it hashes
-  // the whole table for every chunk once a chunk holds more than a few thousand rows. Only the narrow
-  // schedule row is rewritten (migrations/0015).
-  const { rowCount } = await q.query(
-    `UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = s.version + 1
-     FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[]) AS u(id, version, rate, next_ms)
-     WHERE s.page_id = ANY($1::bigint[]) AND s.page_id = u.id AND s.version = u.version`,
+  // the whole table for every chunk once a chunk holds more than a few thousand rows. The narrow schedule row is
+  // rewritten (migrations/0015); the page row only for a moved estimate.
+  // A page's new estimate is written in the same statement and only where its schedule row was: a crawl that
+  // raced the run (a newer version) keeps its own estimate as well as its own schedule.
+  const { rows } = await q.query<{ written: string }>(
+    `WITH u AS (
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[], $5::float8[])
+         AS u(id, version, rate, next_ms, changes_per_day)
+     ), s AS (
+       UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = s.version + 1
+       FROM u WHERE s.page_id = ANY($1::bigint[]) AND s.page_id = u.id AND s.version = u.version
+       RETURNING s.page_id
+     ), e AS (
+       UPDATE pages p SET changes_per_day = u.changes_per_day
+       FROM s JOIN u ON u.id = s.page_id
+       WHERE p.id = s.page_id AND u.changes_per_day IS NOT NULL
+     )
+     SELECT count(*) AS written FROM s`,
     [
       arrayLiteral(rates.ids),
       arrayLiteral(rates.versions),
       arrayLiteral(rates.crawlsPerDay),
       arrayLiteral(rates.nextCrawlAtMs.map((ms) => (ms === null ? null : clampTimestampMs(ms)))),
+      arrayLiteral(rates.changesPerDay),
     ],
   )
-  return rowCount ?? 0
+  return Number(rows[0]!.written)
 }
 
 /**

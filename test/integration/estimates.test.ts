@@ -142,3 +142,54 @@ describe('GET /v1/pages/{id}/estimates', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/pages/999999/estimates' })).statusCode, 404)
   })
 })
+
+describe('what a page learns from (GET /v1/pages/{id}/estimates, learning)', () => {
+  it('shows the host prior, the posterior the solve used with its interval, and the shape, or why there is none', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const get = async (path: string) => {
+      const res = await t.app.inject({ method: 'GET', url: path })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json()
+    }
+    // Ten slow pages with three crawls each (one changed interval among them), one page never recrawled.
+    const observations: Record<string, unknown>[] = []
+    for (let p = 0; p < 10; p++) {
+      const url = `https://learn.example/p${p}`
+      for (let k = 0; k < 3; k++)
+        observations.push({
+          url,
+          crawledAt: iso(T0 - (30 - 10 * k) * MS_PER_DAY),
+          ...(k > 0 ? { changed: p === k } : {}),
+        })
+    }
+    observations.push({ url: 'https://learn.example/new', crawledAt: iso(T0 - MS_PER_DAY) })
+    const post = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
+    assert.equal(post.json().accepted, observations.length, post.body)
+
+    const before = await get(`/v1/pages/${(await get('/v1/pages/by-url?url=https://learn.example/p1')).id}/estimates`)
+    assert.equal(before.learning.prior, null, 'no prior before the first optimiser run')
+    assert.equal(before.learning.posterior, null)
+
+    const solve = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+    assert.equal(solve.statusCode, 200, solve.body)
+    const page = await get('/v1/pages/by-url?url=https://learn.example/p1')
+    const { learning } = await get(`/v1/pages/${page.id}/estimates`)
+    assert.equal(learning.prior.scope, 'host')
+    assert.ok(learning.prior.shape > 0 && learning.prior.meanChangesPerDay > 0)
+    // The estimate the page reports is the posterior the solve used, inside its own 90 % interval.
+    assert.equal(page.changesPerDay, learning.posterior.changesPerDay)
+    const [lo, hi] = learning.posterior.ci90
+    assert.ok(lo < page.changesPerDay && page.changesPerDay < hi, `${page.changesPerDay} in ${lo}–${hi}`)
+    assert.equal(learning.posterior.intervals, 2)
+    // One changed 10-day interval of two: the page's own MLE is about 0.07 a day; its host's pages changed less.
+    assert.ok(learning.posterior.changesPerDay < 0.069, `shrunk toward the host: ${learning.posterior.changesPerDay}`)
+    assert.equal(learning.shape.model, 'poisson')
+    assert.match(learning.shape.note, /not enough evidence/)
+
+    // A page with no interval starts at its host's prior mean.
+    const fresh = await get('/v1/pages/by-url?url=https://learn.example/new')
+    const freshLearning = (await get(`/v1/pages/${fresh.id}/estimates`)).learning
+    assert.ok(Math.abs(freshLearning.posterior.changesPerDay - learning.prior.meanChangesPerDay) < 1e-9)
+    assert.equal(freshLearning.posterior.intervals, 0)
+  })
+})

@@ -86,8 +86,6 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
       assert.equal(served.intervals, sim.intervals, `${what}: intervals`)
       assert.equal(served.changes, sim.changes, `${what}: changes`)
       assert.equal(served.changesPerDay, sim.changesPerDay, `${what}: changesPerDay`)
-      // With settings.fleetPrior off (the default) the scheduling estimate is the page's own mleAdaptive.
-      assert.equal(served.estimates.mleAdaptive, sim.changesPerDay, `${what}: estimates.mleAdaptive`)
       assert.equal(served.crawlsPerDay, sim.crawlsPerDay, `${what}: crawlsPerDay`)
       if (sim.lastCrawledAtMs !== null) {
         assert.equal(Date.parse(served.lastCrawledAt), T0 + sim.lastCrawledAtMs, `${what}: lastCrawledAt`)

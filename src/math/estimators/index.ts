@@ -26,9 +26,11 @@ export {
   type EstimatorState,
 } from './state.ts'
 export { SOLVER_MAX_CHANGES_PER_DAY } from './solve.ts'
+export { SHAPE_MIN_INTERVALS } from './renewalFit.ts'
 export {
   fitFleetPriors,
   priorForHost,
+  ratePosterior,
   vaguePrior,
   type FleetPriors,
   type GammaPrior,
@@ -312,16 +314,31 @@ export function schedulingEstimate(
 }
 
 /** The posterior mean of a page's rate from its evidence and its host's prior, clipped as estimateOf clips. */
-function schedulingEstimateFromEvidence(
+export function schedulingEstimateFromEvidence(
   evidence: RateEvidence,
-  settings: EstimatorSettings,
+  settings: Pick<EstimatorSettings, 'minChangesPerDay' | 'maxChangesPerDay'>,
   priors: FleetPriors,
   host: string,
 ): number {
-  const posterior = ratePosterior(evidence, priorForHost(priors, host))
-  return (
-    clipRate(posterior.changesPerDay, settings.minChangesPerDay, settings.maxChangesPerDay) ?? posterior.changesPerDay
-  )
+  const posterior = ratePosterior(evidence, priorForHost(priors, host)).changesPerDay
+  const estimate = evidence.unchangedDays > 0 ? posterior : Math.min(posterior, allChangedBound(evidence))
+  return clipRate(estimate, settings.minChangesPerDay, settings.maxChangesPerDay) ?? estimate
+}
+
+/**
+ * A page whose every interval saw a change has no upper bound on its rate in its own evidence: its posterior
+ * mean is then the prior's upper tail, which can put it far above any rate worth crawling and starve it. It is
+ * capped at what the smoothed MLE of docs/math.md 1.5 says for X = n, about ln(n + 2)/τ̄, and the probes of
+ * docs/math.md 3.6 find out how fast the page really changes.
+ */
+function allChangedBound(evidence: RateEvidence): number {
+  let n = 0
+  let days = 0
+  for (const { intervalDays, weight } of evidence.changed) {
+    n += weight
+    days += weight * intervalDays
+  }
+  return n > 0 && days > 0 ? Math.log(n + 2) / (days / n) : Number.POSITIVE_INFINITY
 }
 
 /** The rate a page without an estimate is scheduled with: its host's prior mean, else `fallback`. */

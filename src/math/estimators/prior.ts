@@ -143,6 +143,34 @@ interface RatePosterior {
   geometricChangesPerDay: number
   /** Moment-matched gamma law of the posterior (its shape measures how sure the estimate is). */
   gamma: GammaPrior
+  /** The central 90 % credible interval of the rate: the posterior's 5 % and 95 % quantiles, changes per day. */
+  ci90: [number, number]
+}
+
+/**
+ * The q-quantile of a distribution given on ascending points with weights summing to 1: each point's weight is
+ * spread evenly in ln Δ over its cell (halfway to each neighbour).
+ */
+function quantile(rates: Float64Array, weights: Float64Array, q: number): number {
+  const n = rates.length
+  const u = (k: number) => Math.log(rates[k]!)
+  const edge = (k: number) =>
+    k === 0 ? u(0) - (u(1) - u(0)) / 2 : k === n ? u(n - 1) + (u(n - 1) - u(n - 2)) / 2 : (u(k - 1) + u(k)) / 2
+  let cumulative = 0
+  for (let k = 0; k < n; k++) {
+    const next = cumulative + weights[k]!
+    if (next >= q && weights[k]! > 0) {
+      const t = (q - cumulative) / weights[k]!
+      return Math.exp(edge(k) + t * (edge(k + 1) - edge(k)))
+    }
+    cumulative = next
+  }
+  return rates[n - 1]!
+}
+
+/** The 90 % credible interval of points from posteriorPoints. */
+function credibleInterval(points: { rates: Float64Array; weights: Float64Array }): [number, number] {
+  return [quantile(points.rates, points.weights, 0.05), quantile(points.rates, points.weights, 0.95)]
 }
 
 /** ln of the prior density × Δ (the Jacobian of ln Δ) at Δ = e^u. */
@@ -230,13 +258,16 @@ function normalised(
  */
 export function ratePosterior(evidence: RateEvidence, prior: GammaPrior): RatePosterior {
   const priorMean = prior.shape / prior.rateDays
+  const noEvidence = evidence.unchangedDays <= 0 && changeCount(evidence) === 0
+  const points = posteriorPoints(noEvidence ? { unchangedDays: 0, changed: [] } : evidence, prior)
   const none = {
     changesPerDay: priorMean,
     geometricChangesPerDay: Math.exp(digamma(prior.shape)) / prior.rateDays,
     gamma: prior,
+    ci90: credibleInterval(points),
   }
-  if (evidence.unchangedDays <= 0 && changeCount(evidence) === 0) return none
-  const { rates, weights } = posteriorPoints(evidence, prior)
+  if (noEvidence) return none
+  const { rates, weights } = points
   let m1 = 0
   let m2 = 0
   let logMean = 0
@@ -251,6 +282,7 @@ export function ratePosterior(evidence: RateEvidence, prior: GammaPrior): RatePo
     changesPerDay: m1,
     geometricChangesPerDay: Math.exp(logMean),
     gamma: { shape: (m1 * m1) / variance, rateDays: m1 / variance },
+    ci90: credibleInterval(points),
   }
 }
 
@@ -309,7 +341,12 @@ const toPrior = (logShape: number, logMean: number): GammaPrior => {
  * Maximises Σ ln marginal (+ the hyperprior's log-density) over (ln α, ln mean) by Nelder–Mead, started at
  * `start`, within MIN/MAX_SHAPE and MIN/MAX_MEAN.
  */
-function maximise(pages: readonly GridLikelihood[], start: GammaPrior, hyper: Hyperprior | null): GammaPrior {
+function maximise(
+  pages: readonly GridLikelihood[],
+  start: GammaPrior,
+  hyper: Hyperprior | null,
+  maxIterations = 200,
+): GammaPrior {
   const lo = [Math.log(MIN_SHAPE), Math.log(MIN_MEAN)]
   const hi = [Math.log(MAX_SHAPE), Math.log(MAX_MEAN)]
   const hyperCenter = hyper
@@ -327,7 +364,7 @@ function maximise(pages: readonly GridLikelihood[], start: GammaPrior, hyper: Hy
   }
   const s0 = [Math.log(start.shape), Math.log(start.shape / start.rateDays)]
   let simplex = [s0, [s0[0]! + 0.5, s0[1]!], [s0[0]!, s0[1]! + 0.7]].map((p) => ({ p, f: objective(p) }))
-  for (let iteration = 0; iteration < 200; iteration++) {
+  for (let iteration = 0; iteration < maxIterations; iteration++) {
     simplex.sort((x, y) => x.f - y.f)
     const [best, mid, worst] = simplex as [(typeof simplex)[0], (typeof simplex)[0], (typeof simplex)[0]]
     if (Math.abs(worst.f - best.f) < 1e-7 * (1 + Math.abs(best.f)) && spread(simplex.map((v) => v.p)) < 1e-4) break
@@ -367,6 +404,8 @@ function spread(points: readonly number[][]): number {
 export interface FleetPriors {
   fleet: GammaPrior
   hosts: Record<string, GammaPrior>
+  /** When they were fitted (epoch ms); absent in priors stored before it was kept. */
+  fittedAtMs?: number
 }
 
 /** The prior before anything is known: mean `defaultChangesPerDay`, shape 0.5 (wide: four decades hold most of it). */
@@ -388,10 +427,23 @@ const HOST_LOG_MEAN_SD = 2
 const FLEET_LOG_SHAPE_SD = 1.5
 const FLEET_LOG_MEAN_SD = 3
 
+/** The fleet's own fit reads at most this many pages (an even sample of those given). */
+const MAX_FLEET_FIT_PAGES = 5_000
+/**
+ * A host gets a prior of its own only with at least this many pages with evidence (one: on the replayed
+ * histories, leaving hosts of one or two pages at the fleet's prior cost up to 0.01 of freshness).
+ */
+const MIN_HOST_FIT_PAGES = 1
+/**
+ * A host's fit starts at the fleet's, to which the hyperprior keeps it close: a bounded number of Nelder–Mead
+ * steps suffice, and they bound a refit's time on a fleet of many small hosts.
+ */
+const HOST_FIT_ITERATIONS = 40
+
 /**
  * Fits the fleet-wide prior to every page with evidence (with a weak hyperprior centred on `vague`), then each
  * host's prior with the fleet's as hyperprior centre (docs/math.md 1.12). Pages without evidence are ignored; a
- * host without any keeps the fleet's prior (it is not listed). `start` is where the search begins (the previous
+ * host with fewer than MIN_HOST_FIT_PAGES of them keeps the fleet's prior (it is not listed). `start` is where the search begins (the previous
  * fit, or the vague prior).
  */
 export function fitFleetPriors(
@@ -410,14 +462,18 @@ export function fitFleetPriors(
     list.push(like)
   }
   if (all.length === 0) return { fleet: start, hosts: {} }
-  const fleet = maximise(all, start, {
+  // The fleet's two parameters need far fewer pages than the hosts' fits: an even sample of them.
+  const stride = Math.ceil(all.length / MAX_FLEET_FIT_PAGES)
+  const fleetSample = stride <= 1 ? all : all.filter((_, k) => k % stride === 0)
+  const fleet = maximise(fleetSample, start, {
     center: vague,
     logShapeSd: FLEET_LOG_SHAPE_SD,
     logMeanSd: FLEET_LOG_MEAN_SD,
   })
   const hyper: Hyperprior = { center: fleet, logShapeSd: HOST_LOG_SHAPE_SD, logMeanSd: HOST_LOG_MEAN_SD }
   const hosts: Record<string, GammaPrior> = {}
-  for (const [host, list] of byHost) hosts[host] = maximise(list, fleet, hyper)
+  for (const [host, list] of byHost)
+    if (list.length >= MIN_HOST_FIT_PAGES) hosts[host] = maximise(list, fleet, hyper, HOST_FIT_ITERATIONS)
   return { fleet, hosts }
 }
 

@@ -33,7 +33,7 @@ const SHAPE_GRID: readonly number[] = Object.freeze([0.3, 0.4, 0.5, 0.7, 1, 1.5,
 /** Log-likelihood (nats) by which the best shape must beat Poisson to be used. */
 const SHAPE_EVIDENCE_NATS = 5
 /** The first fit waits for this many intervals. */
-const SHAPE_MIN_INTERVALS = 16
+export const SHAPE_MIN_INTERVALS = 16
 /** Refit when the interval count has grown by this factor since the last fit. */
 const SHAPE_REFIT_GROWTH = 1.25
 /**

@@ -164,3 +164,20 @@ test('host priors: hosts with different levels get their own, a host with one pa
   assert.ok(Math.abs(Math.log(lone / mean(priors.fleet))) < 1.5, `lone ${lone} vs fleet ${mean(priors.fleet)}`)
   assert.equal(priorForHost(priors, 'unknown'), priors.fleet)
 })
+
+test('the 90 % credible interval: exact Gamma(α, β + U) quantiles with only unchanged intervals', () => {
+  // Shape 2: CDF(x) = 1 − e^{−bx}(1 + bx) with b = β + U.
+  const prior: GammaPrior = { shape: 2, rateDays: 4 }
+  for (const unchangedDays of [0, 10, 200]) {
+    const b = prior.rateDays + unchangedDays
+    const cdf = (x: number) => 1 - Math.exp(-b * x) * (1 + b * x)
+    const [lo, hi] = ratePosterior({ unchangedDays, changed: [] }, prior).ci90
+    assert.ok(Math.abs(cdf(lo) - 0.05) < 0.005, `U = ${unchangedDays}: CDF(${lo}) = ${cdf(lo)}`)
+    assert.ok(Math.abs(cdf(hi) - 0.95) < 0.005, `U = ${unchangedDays}: CDF(${hi}) = ${cdf(hi)}`)
+  }
+  // With changes the interval narrows as evidence grows and holds the posterior mean.
+  const wide = ratePosterior({ unchangedDays: 5, changed: [{ intervalDays: 5, weight: 1 }] }, prior)
+  const narrow = ratePosterior({ unchangedDays: 500, changed: [{ intervalDays: 5, weight: 100 }] }, prior)
+  for (const p of [wide, narrow]) assert.ok(p.ci90[0] < p.changesPerDay && p.changesPerDay < p.ci90[1])
+  assert.ok(narrow.ci90[1] / narrow.ci90[0] < wide.ci90[1] / wide.ci90[0])
+})

@@ -479,6 +479,16 @@ export interface components {
             ageDays: number;
             cdf: number;
         };
+        AgeShape: {
+            /** @enum {string} */
+            model: "poisson" | "gamma-mixed";
+            /** @description β of the fitted gamma-mixed law (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.5); null: Poisson. */
+            ageShape: number | null;
+            /** @description Intervals at the latest fit; 0 before the first. */
+            fittedAtIntervals: number;
+            /** @description What the fit found, or why there is none ("Poisson: not enough evidence"). */
+            note: string;
+        };
         /** @description For update: the attributes to set; an absent one keeps each page’s value. */
         BulkPageAttributes: {
             importance?: number;
@@ -577,6 +587,8 @@ export interface components {
             localRate: components["schemas"]["LocalRate"] | null;
             /** @description The update-interval distribution (https://github.com/recrawl/recrawl/blob/main/docs/math.md 2.2); null with fewer than 10 crawls. */
             updateDistribution: components["schemas"]["UpdateDistribution"] | null;
+            /** @description What the page learns from: the fleet’s prior, its posterior with its interval, and its fitted shape. */
+            learning: components["schemas"]["Learning"];
         };
         /**
          * @description The change-rate estimator that drives scheduling (https://github.com/recrawl/recrawl/blob/main/docs/math.md section 1).
@@ -733,6 +745,14 @@ export interface components {
             /** @description Position of the item in the batch. */
             index: number;
             reason: string;
+        };
+        Learning: {
+            /** @description The prior the page borrows from (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12); null when fleetPrior is off or before the first optimiser run. */
+            prior: components["schemas"]["RatePrior"] | null;
+            /** @description The page’s rate given its prior and its own intervals; null without a prior. */
+            posterior: components["schemas"]["RatePosterior"] | null;
+            /** @description The shape of the page’s age law the freshness-renewal objective uses. */
+            shape: components["schemas"]["AgeShape"];
         };
         /** @description The unexpired lease holding a page. */
         Lease: {
@@ -1225,6 +1245,28 @@ export interface components {
             /** @description Pages without the rate. */
             unknown: number;
         };
+        RatePosterior: {
+            /** @description The posterior mean: the scheduling estimate. */
+            changesPerDay: number;
+            /** @description The central 90 % credible interval of the rate. */
+            ci90: [
+                number,
+                number
+            ];
+            /** @description The crawl intervals the posterior rests on. */
+            intervals: number;
+        };
+        RatePrior: {
+            /**
+             * @description host: fitted to the page’s host; fleet: the host has no fit of its own.
+             * @enum {string}
+             */
+            scope: "host" | "fleet";
+            /** @description α of the gamma prior (small: the group’s rates spread over decades). */
+            shape: number;
+            /** @description The prior mean α/β: where a new page of the group starts. */
+            meanChangesPerDay: number;
+        };
         /** @description Whether the database is reachable and fully migrated. */
         Readiness: {
             /** @enum {string} */
@@ -1277,7 +1319,7 @@ export interface components {
             estimator: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Each page’s change-rate estimate (mle, mleAdaptive) is its posterior under a gamma prior fitted per host, and across the fleet, at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12): a page crawled a few times borrows from similar pages, one with a long history follows its own crawls. false: every page learns from its own crawls alone. */
             fleetPrior: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay: number;
@@ -1315,7 +1357,7 @@ export interface components {
             estimator?: components["schemas"]["EstimatorName"];
             /** @description Prior change rate for pages without an estimate; also y_0 of the SA estimator. */
             defaultChangesPerDay?: number;
-            /** @description Shrink each page’s change-rate estimate (mle, mleAdaptive) towards a gamma prior fitted per host at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). Off by default: on the replayed real histories it has not yet beaten pages learning alone (BENCHMARKS.md). */
+            /** @description Each page’s change-rate estimate (mle, mleAdaptive) is its posterior under a gamma prior fitted per host, and across the fleet, at every optimiser run (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12): a page crawled a few times borrows from similar pages, one with a long history follows its own crawls. false: every page learns from its own crawls alone. */
             fleetPrior?: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay?: number;
