@@ -15,6 +15,7 @@ import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from '../core/inputLimits.ts'
 import { canonicalHostName, type UrlRules } from '../core/url.ts'
+import { pagesByStatusSchema } from '../core/pageFields.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -157,15 +158,7 @@ const hostOverviewSchema = z
   .object({
     host: z.string(),
     pages: countsOf('Pages registered on the host.'),
-    pagesByStatus: z
-      .object({
-        active: z.number().int(),
-        failing: z.number().int(),
-        gone: z.number().int(),
-        redirected: z.number().int(),
-        noisy: z.number().int().describe('Pages whose content hash changed on every fetch (any status).'),
-      })
-      .meta({ id: 'HostPagesByStatus', description: 'The host’s pages by status (docs/api.md "Fetch outcomes").' }),
+    pagesByStatus: pagesByStatusSchema,
     pagesOverdue: countsOf('Pages due and not held by an unexpired lease.'),
     plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay of the host’s pages (the current plan).'),
     capCrawlsPerDay: z

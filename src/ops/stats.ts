@@ -12,6 +12,7 @@ import {
   SECONDS_PER_MINUTE,
 } from '../math/units.ts'
 import { crawlSpacingSchema } from '../core/settings.ts'
+import { pagesByStatusSchema } from '../core/pageFields.ts'
 import { handOutAllowance } from '../core/handOut.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
@@ -49,18 +50,7 @@ export const statsSnapshotSchema = z.object({
   takenAt: z.string().describe('When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds.'),
   pages: z.number().int(),
   pagesLeased: z.number().int().describe('Pages under an unexpired lease.'),
-  pagesByStatus: z
-    .object({
-      active: z.number().int(),
-      failing: z.number().int(),
-      gone: z.number().int(),
-      redirected: z.number().int(),
-      noisy: z
-        .number()
-        .int()
-        .describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
-    })
-    .meta({ id: 'PagesByStatus', description: 'Pages by status (docs/api.md "Fetch outcomes").' }),
+  pagesByStatus: pagesByStatusSchema,
   pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
   oldestOverdueAgeSeconds: z.number().describe('How long the most overdue page has been due; 0 when none is.'),
   expectedFreshness: z

@@ -684,7 +684,7 @@ export interface components {
             host: string;
             /** @description Pages registered on the host. */
             pages: number;
-            pagesByStatus: components["schemas"]["HostPagesByStatus"];
+            pagesByStatus: components["schemas"]["PagesByStatus"];
             /** @description Pages due and not held by an unexpired lease. */
             pagesOverdue: number;
             /** @description Σ crawlsPerDay of the host’s pages (the current plan). */
@@ -714,15 +714,6 @@ export interface components {
             total: number;
             /** @description Pass as cursor for the next hosts; null at the end. */
             nextCursor: string | null;
-        };
-        /** @description The host’s pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
-        HostPagesByStatus: {
-            active: number;
-            failing: number;
-            gone: number;
-            redirected: number;
-            /** @description Pages whose content hash changed on every fetch (any status). */
-            noisy: number;
         };
         IntervalCdfPoint: {
             intervalDays: number;
