@@ -276,13 +276,23 @@ export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: stri
   return toPageView(row, settings)
 }
 
+/**
+ * The conditions of a page filter, declared once for the listing's query string (GET /v1/pages) and the bulk
+ * action's body (POST /v1/pages/bulk): every given condition must hold.
+ */
+export const pageFilterFieldsSchema = z.object({
+  host: z.string().min(1).optional().describe('Only pages of this host.'),
+  urlPrefix: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Only pages whose canonical URL starts with this text (taken literally).'),
+  status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+  noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
+})
+
 /** Which pages a listing or a bulk action takes, as given (absent = any). */
-interface PageFilterInput {
-  host?: string | undefined
-  urlPrefix?: string | undefined
-  status?: PageStatus | undefined
-  noisy?: boolean | undefined
-}
+type PageFilterInput = z.infer<typeof pageFilterFieldsSchema>
 
 /** The filter with its host made canonical; `path` names the request part in errors. */
 function pageFilterOf(input: PageFilterInput, rules: UrlRules, path: string): PageFilter {
@@ -352,17 +362,7 @@ export async function retimeAllPages(
   }
 }
 
-const pageFilterSchema = z
-  .object({
-    host: z.string().min(1).optional().describe('Only pages of this host.'),
-    urlPrefix: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only pages whose canonical URL starts with this text (taken literally).'),
-    status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
-    noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
-  })
+const pageFilterSchema = pageFilterFieldsSchema
   .strict()
   .meta({ id: 'PageFilter', description: 'Which pages: every given condition must hold. At least one is required.' })
 

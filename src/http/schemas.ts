@@ -1,8 +1,7 @@
 import { z } from 'zod'
 import { fieldProblemSchema } from '../core/errors.ts'
 import { observationReportSchema } from '../core/crawlReports.ts'
-import { pageRegistrationSchema } from '../domain/pages.ts'
-import { PAGE_STATUSES } from '../core/pageFields.ts'
+import { pageFilterFieldsSchema, pageRegistrationSchema } from '../domain/pages.ts'
 
 /**
  * Shapes that exist only at the HTTP edge (docs/api.md): problems, batch bodies, query strings and
@@ -40,19 +39,13 @@ export const putPagesBodySchema = z
   })
   .meta({ id: 'PageBatch', description: 'Pages to register or update; any invalid item → 400 and nothing is written.' })
 
-export const listPagesQuerySchema = z.object({
-  host: z.string().min(1).optional().describe('Only pages of this host.'),
-  urlPrefix: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only pages whose canonical URL starts with this text (taken literally).'),
-  status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+/** The page filter's conditions, with `noisy` as a query string carries it (the text true or false). */
+export const listPagesQuerySchema = pageFilterFieldsSchema.extend({
   noisy: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional()
-    .describe('Only pages flagged noisy (true) or not (false).'),
+    .describe(pageFilterFieldsSchema.shape.noisy.description!),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
   limit: listLimitSchema,
 })
