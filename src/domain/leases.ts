@@ -30,6 +30,7 @@ import {
 } from '../core/handOut.ts'
 import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
+import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
 
 export const leaseRequestSchema = z
   .object({
@@ -48,6 +49,7 @@ export const leaseRequestSchema = z
   .meta({
     id: 'LeaseRequest',
     description: 'Who takes the lease, how many pages, for how long, and optionally from which hosts.',
+    examples: [{ worker: 'crawler-1', limit: 100, leaseSeconds: 300 }],
   })
 
 type LeaseRequest = z.infer<typeof leaseRequestSchema>
@@ -118,7 +120,44 @@ export const leaseGrantSchema = z
         'After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100).',
       ),
   })
-  .meta({ id: 'LeaseGrant', description: 'Due pages handed out under one lease.' })
+  .meta({
+    id: 'LeaseGrant',
+    description: 'Due pages handed out under one lease.',
+    examples: [
+      {
+        leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40',
+        expiresAt: exampleTime(300),
+        pages: [
+          {
+            id: '2',
+            url: 'https://example.com/news',
+            host: 'example.com',
+            dueAt: exampleTime(-600),
+            etag: null,
+            lastModified: null,
+            contentHash: 'sha256:77ab',
+            ifNoneMatch: null,
+            ifModifiedSince: null,
+          },
+          {
+            id: '1',
+            url: 'https://example.com/about',
+            host: 'example.com',
+            dueAt: exampleTime(-60),
+            etag: '"c3d4"',
+            lastModified: exampleTime(-10 * 86400),
+            contentHash: 'sha256:c3d4',
+            ifNoneMatch: '"c3d4"',
+            ifModifiedSince: 'Fri, 20 Feb 2026 12:00:00 GMT',
+          },
+        ],
+        limitedBy: ['nothingDue'],
+        retryAfterSeconds: 1800,
+        nextDueAt: exampleTime(1800),
+        pacedHosts: [],
+      },
+    ],
+  })
 
 export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
   /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
@@ -129,7 +168,11 @@ export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
 
 export const leaseReleaseSchema = z
   .object({ released: z.number().int().describe('Pages returned to the pool.') })
-  .meta({ id: 'LeaseRelease', description: 'What releasing the lease returned to the pool.' })
+  .meta({
+    id: 'LeaseRelease',
+    description: 'What releasing the lease returned to the pool.',
+    examples: [{ released: 2 }],
+  })
 
 export const upcomingCrawlsSchema = z
   .object({
@@ -145,7 +188,24 @@ export const upcomingCrawlsSchema = z
         .meta({ id: 'ScheduledCrawl', description: 'An unleased page and when it is due.' }),
     ),
   })
-  .meta({ id: 'Schedule', description: 'Upcoming crawls in due order.' })
+  .meta({
+    id: 'Schedule',
+    description: 'Upcoming crawls in due order.',
+    examples: [
+      {
+        items: [
+          { id: '1', url: 'https://example.com/about', host: 'example.com', dueAt: EXAMPLE_NOW, crawlsPerDay: 0.9 },
+          {
+            id: '2',
+            url: 'https://example.com/news',
+            host: 'example.com',
+            dueAt: exampleTime(3600),
+            crawlsPerDay: 1.9,
+          },
+        ],
+      },
+    ],
+  })
 
 /**
  * Per call, at most this many pages of expired leases are returned to the pool: keeps one call short after
@@ -257,7 +317,11 @@ export const leaseExtensionSchema = z
       .describe('The lease now expires this long from now.'),
   })
   .strict()
-  .meta({ id: 'LeaseExtension', description: 'A heartbeat: keep the pages of the lease for longer.' })
+  .meta({
+    id: 'LeaseExtension',
+    description: 'A heartbeat: keep the pages of the lease for longer.',
+    examples: [{ leaseSeconds: 300 }],
+  })
 
 export const leaseExtendedSchema = z
   .object({
@@ -265,7 +329,11 @@ export const leaseExtendedSchema = z
     expiresAt: timestampSchema,
     pages: z.number().int().describe('Pages the lease still holds, now until expiresAt.'),
   })
-  .meta({ id: 'LeaseExtended', description: 'The lease after a heartbeat.' })
+  .meta({
+    id: 'LeaseExtended',
+    description: 'The lease after a heartbeat.',
+    examples: [{ leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40', expiresAt: exampleTime(600), pages: 2 }],
+  })
 
 /** A heartbeat: the pages the lease still holds are held until now + leaseSeconds. An expired or completed lease → 404. */
 export async function extendLeaseFor(
@@ -306,7 +374,18 @@ export const pagesReleaseSchema = z
       .max(1000),
   })
   .strict()
-  .meta({ id: 'PagesRelease', description: 'Pages of the lease given back without a crawl, each with a reason.' })
+  .meta({
+    id: 'PagesRelease',
+    description: 'Pages of the lease given back without a crawl, each with a reason.',
+    examples: [
+      {
+        pages: [
+          { id: '2', reason: 'retry' },
+          { id: '1', reason: 'skip' },
+        ],
+      },
+    ],
+  })
 
 export const pagesReleasedSchema = z
   .object({
@@ -320,7 +399,22 @@ export const pagesReleasedSchema = z
       )
       .describe('Items the lease does not hold (any more).'),
   })
-  .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })
+  .meta({
+    id: 'PagesReleased',
+    description: 'What giving pages back did.',
+    examples: [
+      {
+        released: 1,
+        notHeld: [
+          {
+            index: 1,
+            reason:
+              'lease 0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40 does not hold page 1 (completed, expired, released or never leased)',
+          },
+        ],
+      },
+    ],
+  })
 
 /** Gives single pages of a lease back without a crawl (retry later, or skip this round). */
 export async function releaseLeasedPages(
@@ -447,7 +541,33 @@ export const leaseOverviewSchema = z
     workers: z.array(workerLeasesSchema),
     totalWorkers: z.number().int().describe('Workers holding leased pages (workers may list fewer).'),
   })
-  .meta({ id: 'LeaseOverview', description: 'Leased pages by worker, those holding pages past expiry first.' })
+  .meta({
+    id: 'LeaseOverview',
+    description: 'Leased pages by worker, those holding pages past expiry first.',
+    examples: [
+      {
+        workers: [
+          {
+            worker: 'crawler-4',
+            leases: 1,
+            pages: 25,
+            pagesPastExpiry: 25,
+            earliestExpiresAt: exampleTime(-3300),
+            latestExpiresAt: exampleTime(-3300),
+          },
+          {
+            worker: 'crawler-1',
+            leases: 2,
+            pages: 130,
+            pagesPastExpiry: 0,
+            earliestExpiresAt: exampleTime(120),
+            latestExpiresAt: exampleTime(290),
+          },
+        ],
+        totalWorkers: 2,
+      },
+    ],
+  })
 
 /** Leased pages by worker (docs/api.md "Lease overview"). */
 export async function leaseOverview(
