@@ -261,6 +261,16 @@ export const PAGE_FIELDS = {
     state: false,
     writtenBy: ['lease'],
   }),
+  /** When the lease holding the page was taken (migrations/0019): the lease overview's lease age. */
+  leasedAtMs: field({
+    table: 'page_schedule',
+    column: 'leased_at',
+    type: 'timestamptz',
+    nullable: true,
+    read: false,
+    state: false,
+    writtenBy: ['lease'],
+  }),
   /** Bumped by every write of the page's state, attributes or schedule (migrations/0007, 0015). */
   version: field({
     table: 'page_schedule',

@@ -5,6 +5,7 @@ import {
   extendLease,
   leaseShortfall,
   lockLeasedPages,
+  readLeaseHistory,
   readLeasesByWorker,
   releaseLease,
   releasePages,
@@ -28,7 +29,7 @@ import {
   handOutAllowance,
   LEASE_LIMITS,
 } from '../core/handOut.ts'
-import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
+import { MS_PER_HOUR, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
 
@@ -450,7 +451,7 @@ export async function releaseLeasedPages(
         ),
       })
     })
-    await releasePages(client, released)
+    await releasePages(client, released, nowMs)
     // The pages were handed out but not crawled: their share of the budget goes back.
     const settings = await loadSettings(client)
     await returnHandOutTokens(client, released.length, handOutAllowance(settings).capacity)
@@ -510,6 +511,9 @@ export async function listUpcomingCrawls(
   }
 }
 
+/** Most hours of lease history one overview carries (30 days). */
+const MAX_HISTORY_HOURS = 720
+
 export const leaseOverviewQuerySchema = z.object({
   limit: z.coerce
     .number()
@@ -518,6 +522,13 @@ export const leaseOverviewQuerySchema = z.object({
     .max(1000)
     .default(100)
     .describe('Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first.'),
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_HISTORY_HOURS)
+    .default(24)
+    .describe(`Hours of lease history, 1 to ${MAX_HISTORY_HOURS} (default 24).`),
 })
 
 const workerLeasesSchema = z
@@ -531,19 +542,46 @@ const workerLeasesSchema = z
       .describe(
         'Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool.',
       ),
+    oldestLeaseAgeSeconds: z
+      .number()
+      .nullable()
+      .describe(
+        'How long ago the oldest lease still holding the worker’s pages was taken (heartbeats do not renew it); null for leases taken before the service recorded lease times.',
+      ),
     earliestExpiresAt: timestampSchema.describe('The earliest expiry among the worker’s leased pages.'),
     latestExpiresAt: timestampSchema.describe('The latest expiry among the worker’s leased pages.'),
   })
   .meta({ id: 'WorkerLeases', description: 'One worker’s leased pages.' })
 
+const leaseHistoryHourSchema = z
+  .object({
+    hourStart: timestampSchema,
+    pagesExpired: z
+      .number()
+      .int()
+      .describe(
+        'Leased pages whose lease expired in this hour without a report or a release (counted when a lease call returns them to the pool).',
+      ),
+    pagesGivenBack: z
+      .number()
+      .int()
+      .describe('Leased pages workers gave back in this hour: released (retry or skip), or their lease ended early.'),
+  })
+  .meta({ id: 'LeaseHistoryHour', description: 'What became of leased pages in one hour, other than a crawl report.' })
+
 export const leaseOverviewSchema = z
   .object({
     workers: z.array(workerLeasesSchema),
     totalWorkers: z.number().int().describe('Workers holding leased pages (workers may list fewer).'),
+    history: z
+      .array(leaseHistoryHourSchema)
+      .describe(
+        'Every hour of the last `hours`, oldest first, the current (partial) one last (0 for hours without events).',
+      ),
   })
   .meta({
     id: 'LeaseOverview',
-    description: 'Leased pages by worker, those holding pages past expiry first.',
+    description: 'Leased pages by worker, those holding pages past expiry first, and the hourly lease history.',
     examples: [
       {
         workers: [
@@ -552,6 +590,7 @@ export const leaseOverviewSchema = z
             leases: 1,
             pages: 25,
             pagesPastExpiry: 25,
+            oldestLeaseAgeSeconds: 3600,
             earliestExpiresAt: exampleTime(-3300),
             latestExpiresAt: exampleTime(-3300),
           },
@@ -560,30 +599,57 @@ export const leaseOverviewSchema = z
             leases: 2,
             pages: 130,
             pagesPastExpiry: 0,
+            oldestLeaseAgeSeconds: 180,
             earliestExpiresAt: exampleTime(120),
             latestExpiresAt: exampleTime(290),
           },
         ],
         totalWorkers: 2,
+        history: [
+          { hourStart: exampleTime(-2 * 3600), pagesExpired: 0, pagesGivenBack: 3 },
+          { hourStart: exampleTime(-3600), pagesExpired: 25, pagesGivenBack: 1 },
+          { hourStart: EXAMPLE_NOW, pagesExpired: 0, pagesGivenBack: 0 },
+        ],
       },
     ],
   })
 
-/** Leased pages by worker (docs/api.md "Lease overview"). */
+/** Leased pages by worker and the hourly lease history (docs/api.md "Lease overview"). */
 export async function leaseOverview(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
   query: z.infer<typeof leaseOverviewQuerySchema>,
 ): Promise<z.infer<typeof leaseOverviewSchema>> {
-  const rows = await readLeasesByWorker(deps.pool, deps.clock.nowMs(), query.limit)
+  const nowMs = deps.clock.nowMs()
+  const rows = await readLeasesByWorker(deps.pool, nowMs, query.limit)
+  const lastHourMs = Math.floor(nowMs / MS_PER_HOUR) * MS_PER_HOUR
+  const firstHourMs = lastHourMs - (query.hours - 1) * MS_PER_HOUR
+  const counted = new Map(
+    (await readLeaseHistory(deps.pool, { fromMs: firstHourMs, toMs: lastHourMs })).map((h) => [
+      h.hourStart.getTime(),
+      h,
+    ]),
+  )
+  const history = []
+  for (let h = firstHourMs; h <= lastHourMs; h += MS_PER_HOUR) {
+    const hour = counted.get(h)
+    history.push({
+      hourStart: isoTimestamp(h),
+      pagesExpired: hour?.pagesExpired ?? 0,
+      pagesGivenBack: hour?.pagesGivenBack ?? 0,
+    })
+  }
   return {
     workers: rows.map((r) => ({
       worker: r.worker,
       leases: r.leases,
       pages: r.pages,
       pagesPastExpiry: r.pagesPastExpiry,
+      oldestLeaseAgeSeconds:
+        r.oldestLeasedAt === null ? null : Math.max(0, (nowMs - r.oldestLeasedAt.getTime()) / MS_PER_SECOND),
       earliestExpiresAt: isoTimestamp(r.earliestExpiresAt.getTime()),
       latestExpiresAt: isoTimestamp(r.latestExpiresAt.getTime()),
     })),
     totalWorkers: rows[0]?.total ?? 0,
+    history,
   }
 }

@@ -992,8 +992,20 @@ export interface components {
             /** @description After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100). */
             pacedHosts: components["schemas"]["PacedHost"][];
         };
+        /** @description What became of leased pages in one hour, other than a crawl report. */
+        LeaseHistoryHour: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp.
+             */
+            hourStart: string;
+            /** @description Leased pages whose lease expired in this hour without a report or a release (counted when a lease call returns them to the pool). */
+            pagesExpired: number;
+            /** @description Leased pages workers gave back in this hour: released (retry or skip), or their lease ended early. */
+            pagesGivenBack: number;
+        };
         /**
-         * @description Leased pages by worker, those holding pages past expiry first.
+         * @description Leased pages by worker, those holding pages past expiry first, and the hourly lease history.
          * @example {
          *       "workers": [
          *         {
@@ -1001,6 +1013,7 @@ export interface components {
          *           "leases": 1,
          *           "pages": 25,
          *           "pagesPastExpiry": 25,
+         *           "oldestLeaseAgeSeconds": 3600,
          *           "earliestExpiresAt": "2026-03-02T11:05:00.000Z",
          *           "latestExpiresAt": "2026-03-02T11:05:00.000Z"
          *         },
@@ -1009,17 +1022,37 @@ export interface components {
          *           "leases": 2,
          *           "pages": 130,
          *           "pagesPastExpiry": 0,
+         *           "oldestLeaseAgeSeconds": 180,
          *           "earliestExpiresAt": "2026-03-02T12:02:00.000Z",
          *           "latestExpiresAt": "2026-03-02T12:04:50.000Z"
          *         }
          *       ],
-         *       "totalWorkers": 2
+         *       "totalWorkers": 2,
+         *       "history": [
+         *         {
+         *           "hourStart": "2026-03-02T10:00:00.000Z",
+         *           "pagesExpired": 0,
+         *           "pagesGivenBack": 3
+         *         },
+         *         {
+         *           "hourStart": "2026-03-02T11:00:00.000Z",
+         *           "pagesExpired": 25,
+         *           "pagesGivenBack": 1
+         *         },
+         *         {
+         *           "hourStart": "2026-03-02T12:00:00.000Z",
+         *           "pagesExpired": 0,
+         *           "pagesGivenBack": 0
+         *         }
+         *       ]
          *     }
          */
         LeaseOverview: {
             workers: components["schemas"]["WorkerLeases"][];
             /** @description Workers holding leased pages (workers may list fewer). */
             totalWorkers: number;
+            /** @description Every hour of the last `hours`, oldest first, the current (partial) one last (0 for hours without events). */
+            history: components["schemas"]["LeaseHistoryHour"][];
         };
         /**
          * @description What releasing the lease returned to the pool.
@@ -2315,6 +2348,8 @@ export interface components {
             pages: number;
             /** @description Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool. */
             pagesPastExpiry: number;
+            /** @description How long ago the oldest lease still holding the worker’s pages was taken (heartbeats do not renew it); null for leases taken before the service recorded lease times. */
+            oldestLeaseAgeSeconds: number | null;
             /**
              * Format: date-time
              * @description The earliest expiry among the worker’s leased pages.
@@ -3201,6 +3236,8 @@ export interface operations {
             query?: {
                 /** @description Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first. */
                 limit?: number;
+                /** @description Hours of lease history, 1 to 720 (default 24). */
+                hours?: number;
             };
             header?: never;
             path?: never;
@@ -3223,7 +3260,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseOverview"];
                 };
             };
-            /** @description Bad limit. */
+            /** @description Bad limit or hours. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
