@@ -195,6 +195,8 @@ export interface Stats {
   snapshot(): Promise<StatsSnapshot>
   /** Histograms, runs, hosts and time series for the dashboard, cached like the snapshot. */
   details(options: { windowHours: number }): Promise<StatsDetails>
+  /** Calls `listener` with every snapshot taken from now on (the metrics that follow the fleet over time). */
+  onSnapshot(listener: (s: StatsSnapshot) => void): void
 }
 
 interface StatsDeps {
@@ -287,6 +289,7 @@ function cached<T>(ttlMs: number, load: () => Promise<T>): () => Promise<T> {
 
 export function createStats(deps: StatsDeps): Stats {
   let lastSampleMinute: number | null = null
+  const listeners: ((s: StatsSnapshot) => void)[] = []
 
   async function record(s: StatsSnapshot): Promise<void> {
     const atMs = Date.parse(s.takenAt)
@@ -352,6 +355,7 @@ export function createStats(deps: StatsDeps): Stats {
       },
     }
     await record(s)
+    for (const listener of listeners) listener(s)
     return s
   })
 
@@ -398,6 +402,7 @@ export function createStats(deps: StatsDeps): Stats {
 
   return {
     snapshot,
+    onSnapshot: (listener) => void listeners.push(listener),
     details({ windowHours }) {
       let get = detailsByWindow.get(windowHours)
       if (!get) {
