@@ -1,6 +1,7 @@
 import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
-import { SECONDS_PER_DAY, SECONDS_PER_HOUR } from '../math/units.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
+import { utcHourStart } from './statsRepo.ts'
 
 interface ClaimOptions {
   nowMs: number
@@ -38,10 +39,6 @@ const countInHistory = (column: 'pages_expired' | 'pages_given_back', counted: s
    SELECT hour_start, count(*) FROM ${counted} GROUP BY hour_start
    ON CONFLICT (hour_start) DO UPDATE SET ${column} = lease_history.${column} + excluded.${column}`
 
-/** The start of the hour of a timestamptz, in UTC whatever the session's time zone. */
-const hourOf = (t: string) =>
-  `to_timestamp(floor(extract(epoch FROM ${t}) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR})`
-
 /**
  * Returns pages of expired leases to the pool, the oldest expiry first, at most `batch` per call (the next
  * calls do the rest): a page whose lease ran out is offered again like any other due page. Rows another
@@ -56,7 +53,7 @@ export async function returnExpiredLeases(q: Queryable, nowMs: number, batch: nu
              FROM (SELECT page_id, lease_expires_at FROM page_schedule WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
                    ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
              WHERE s.page_id = e.page_id
-             RETURNING ${hourOf('e.lease_expires_at')} AS hour_start
+             RETURNING ${utcHourStart('e.lease_expires_at')} AS hour_start
            ),
            counted AS (${countInHistory('pages_expired', 'returned')})
            SELECT count(*)::int AS n FROM returned`,
@@ -291,7 +288,7 @@ export async function releasePages(
        UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL,
          next_crawl_at = u.next, version = s.version + 1
        FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id
-       RETURNING ${hourOf('$3::timestamptz')} AS hour_start
+       RETURNING ${utcHourStart('$3::timestamptz')} AS hour_start
      )
      ${countInHistory('pages_given_back', 'released')}`,
     [pages.map((p) => p.id), pages.map((p) => isoTimestampOrNull(p.nextCrawlAtMs)), new Date(nowMs)],
@@ -307,7 +304,7 @@ export async function releaseLease(q: Queryable, leaseId: string, nowMs: number)
     `WITH released AS (
        UPDATE page_schedule SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL
        WHERE lease_id = $1::uuid AND lease_expires_at > $2
-       RETURNING ${hourOf('$2::timestamptz')} AS hour_start
+       RETURNING ${utcHourStart('$2::timestamptz')} AS hour_start
      ),
      counted AS (${countInHistory('pages_given_back', 'released')})
      SELECT count(*)::int AS n FROM released`,
