@@ -32,11 +32,12 @@ interface TakenPage {
 
 /**
  * Adds to the lease history (lease_history, one row an hour) in the same statement as the change it counts:
- * `counted` is a CTE that returns one row per page with its `hour_start`, `column` the count it adds to.
+ * `counted` is a CTE that returns one row per page with its `hour_start`, `column` the count it adds to. Hours
+ * are written in order, so concurrent statements take the hour rows' locks in one order and never deadlock.
  */
 const countInHistory = (column: 'pages_expired' | 'pages_given_back', counted: string) =>
   `INSERT INTO lease_history (hour_start, ${column})
-   SELECT hour_start, count(*) FROM ${counted} GROUP BY hour_start
+   SELECT hour_start, count(*) FROM ${counted} GROUP BY hour_start ORDER BY hour_start
    ON CONFLICT (hour_start) DO UPDATE SET ${column} = lease_history.${column} + excluded.${column}`
 
 /**
