@@ -466,18 +466,36 @@ function renderOverview(s) {
   const classes = ['2xx', '3xx', '4xx', '5xx', 'error', 'none', '1xx'].filter(
     (c) => c === '2xx' || s.crawlActivity.some((a) => a.fetchesByStatusClass[c] > 0),
   )
+  const classLabel = (c) => STATUS_CLASS_LABELS[c] ?? c
+  // The hour the window ends in is cut short: drawn as a full hour, its count would read as a drop. Each class's
+  // count in it is drawn apart, dashed, at its pace so far: per hour of the time elapsed in it (a minute at least).
+  const current = s.crawlActivity.find(isPartialHour)
+  const currentX = current ? hourX(current, fromS) : null
+  const currentS = current ? Math.max(toS - currentX, 60) : null
   draw(
     'chart-fetches',
     {
       tzDate: utc,
       scales: { x, y: { range: fromZero() } },
       axes: [timeAxis, countAxis({ label: 'crawls per hour' })],
-      series: [timeSeries, ...classes.map((c) => hourly(STATUS_CLASS_LABELS[c] ?? c, STATUS_CLASS_COLORS[c]))],
+      series: [
+        timeSeries,
+        ...classes.map((c) => hourly(classLabel(c), STATUS_CLASS_COLORS[c])),
+        ...(current
+          ? classes.map((c) =>
+              hourly(`${classLabel(c)}: current hour so far (partial, per elapsed time)`, STATUS_CLASS_COLORS[c], {
+                dash: [4, 4],
+              }),
+            )
+          : []),
+      ],
     },
-    [
-      s.crawlActivity.map((a) => hourX(a, fromS)),
-      ...classes.map((c) => s.crawlActivity.map((a) => a.fetchesByStatusClass[c])),
-    ],
+    joinOnX([
+      ...classes.map((c) =>
+        s.crawlActivity.map((a) => [hourX(a, fromS), isPartialHour(a) ? null : a.fetchesByStatusClass[c]]),
+      ),
+      ...(current ? classes.map((c) => [[currentX, (current.fetchesByStatusClass[c] * HOUR_S) / currentS]]) : []),
+    ]),
     empty,
   )
 
@@ -654,7 +672,7 @@ function reloadHosts() {
 
 async function loadLeases() {
   try {
-    const res = await api('/v1/lease-overview?limit=50')
+    const res = await api(`/v1/lease-overview?limit=50&hours=${$('window-hours').value}`)
     const nowS = dashboard.stats ? secs(dashboard.stats.takenAt) : Date.now() / 1000
     const until = (iso) => {
       const left = secs(iso) - nowS
@@ -670,6 +688,7 @@ async function loadLeases() {
           el('td', { class: 'num' }, fmtNum(w.leases)),
           el('td', { class: 'num' }, fmtNum(w.pages)),
           el('td', { class: 'num' }, w.pagesPastExpiry > 0 ? `${fmtNum(w.pagesPastExpiry)} ⚠` : '0'),
+          el('td', { class: 'num' }, w.oldestLeaseAgeSeconds === null ? '–' : fmtDuration(w.oldestLeaseAgeSeconds)),
           el('td', {}, until(w.earliestExpiresAt)),
           el('td', {}, until(w.latestExpiresAt)),
         ),
@@ -682,14 +701,46 @@ async function loadLeases() {
         : `${fmtNum(res.totalWorkers)} workers hold leased pages` +
           (stuck ? `; ${stuck} hold pages past their lease (neither reported nor given back in time)` : '') +
           (res.workers.length < res.totalWorkers ? `; the ${res.workers.length} listed first` : '')
-    const returned = dashboard.stats?.counters?.leasesExpired
-    if (returned !== undefined)
-      $('lease-note').textContent +=
-        `. Pages of expired leases returned to the pool since this replica started: ${fmtNum(returned)}.`
+    leaseHistoryChart(res.history)
     dashboard.leases = res
   } catch (err) {
     $('lease-note').textContent = err.message
   }
+}
+
+/** Leased pages that expired unreported or were given back, per hour; the current hour so far is drawn dashed. */
+function leaseHistoryChart(history) {
+  const fromS = secs(history[0].hourStart)
+  const lastS = secs(history[history.length - 1].hourStart)
+  const full = history.slice(0, -1)
+  const current = history[history.length - 1]
+  const expired = full.reduce((n, h) => n + h.pagesExpired, current.pagesExpired)
+  const givenBack = full.reduce((n, h) => n + h.pagesGivenBack, current.pagesGivenBack)
+  draw(
+    'chart-lease-history',
+    {
+      tzDate: utc,
+      scales: { x: timeX(fromS, lastS + HOUR_S), y: { range: fromZero() } },
+      axes: [timeAxis, countAxis({ label: 'pages per hour' })],
+      series: [
+        timeSeries,
+        hourly('expired unreported', COLORS.red),
+        hourly('given back', COLORS.blue),
+        hourly('expired: current hour so far', COLORS.red, { dash: [4, 4] }),
+        hourly('given back: current hour so far', COLORS.blue, { dash: [4, 4] }),
+      ],
+    },
+    joinOnX([
+      full.map((h) => [secs(h.hourStart), h.pagesExpired]),
+      full.map((h) => [secs(h.hourStart), h.pagesGivenBack]),
+      [[lastS, current.pagesExpired]],
+      [[lastS, current.pagesGivenBack]],
+    ]),
+  )
+  $('lease-history-note').textContent =
+    `In the last ${history.length} hours: ${fmtNum(expired)} leased pages expired without a report ` +
+    `(returned to the pool by the next lease call), ${fmtNum(givenBack)} were given back by their workers. ` +
+    'The current hour is still counting (dashed).'
 }
 
 // ---------------------------------------------------------------- page list and bulk actions
@@ -1027,7 +1078,7 @@ $('key-form').addEventListener('submit', (e) => {
   loadHosts()
   fillPageSuggestions()
 })
-$('window-hours').addEventListener('change', refresh)
+$('window-hours').addEventListener('change', () => refresh().then(loadLeases))
 $('pages-form').addEventListener('submit', (e) => {
   e.preventDefault()
   pageList.filter = readPageFilter()

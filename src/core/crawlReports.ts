@@ -126,6 +126,21 @@ export const observationReceiptSchema = z
   .meta({
     id: 'ObservationReceipt',
     description: 'What became of a batch of reports: accepted + duplicates + late + rejected = items.',
+    examples: [
+      {
+        accepted: 2,
+        duplicates: 0,
+        late: 0,
+        rejected: [{ index: 2, reason: 'crawledAt is more than 5 minutes in the future' }],
+        leaseNotCompleted: [
+          {
+            index: 1,
+            reason:
+              'the page is under no lease (lease 0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40 is unknown, released or already completed); the crawl was applied',
+          },
+        ],
+      },
+    ],
   })
 
 export type ObservationReceipt = z.infer<typeof observationReceiptSchema>

@@ -1,3 +1,5 @@
+import { z } from 'zod'
+
 /**
  * The per-page fields, declared once. Every other description of a page is derived from this table: the
  * stored row (PageRow) and the page step's state (PageState in pageStep.ts), the column lists, record
@@ -31,6 +33,20 @@
  */
 export const PAGE_STATUSES = ['active', 'failing', 'gone', 'redirected'] as const
 export type PageStatus = (typeof PAGE_STATUSES)[number]
+
+/** Pages counted by status, and the noisy ones among them: the fleet's in GET /v1/stats, a host's in the host overview. */
+export const pagesByStatusSchema = z
+  .object({
+    active: z.number().int(),
+    failing: z.number().int(),
+    gone: z.number().int(),
+    redirected: z.number().int(),
+    noisy: z
+      .number()
+      .int()
+      .describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
+  })
+  .meta({ id: 'PagesByStatus', description: 'Pages by status (docs/api.md "Fetch outcomes").' })
 
 /** The SQL types of page columns and the domain type each is read as. */
 interface FieldTypes {
@@ -242,6 +258,16 @@ export const PAGE_FIELDS = {
     column: 'lease_expires_at',
     type: 'timestamptz',
     nullable: true,
+    state: false,
+    writtenBy: ['lease'],
+  }),
+  /** When the lease holding the page was taken (migrations/0019): the lease overview's lease age. */
+  leasedAtMs: field({
+    table: 'page_schedule',
+    column: 'leased_at',
+    type: 'timestamptz',
+    nullable: true,
+    read: false,
     state: false,
     writtenBy: ['lease'],
   }),

@@ -102,7 +102,7 @@ const settingsShape = {
   urls: urlRulesSchema,
 }
 
-export const settingsSchema = z
+const checkedSettingsSchema = z
   .object(settingsShape)
   .refine((s) => s.maxCrawlsPerDay === null || s.maxCrawlsPerDay >= s.minCrawlsPerDay, {
     message: 'maxCrawlsPerDay must be at least minCrawlsPerDay',
@@ -112,9 +112,8 @@ export const settingsSchema = z
     message: 'maxChangesPerDay must be greater than minChangesPerDay',
     path: ['maxChangesPerDay'],
   })
-  .meta({ id: 'Settings', description: 'Operator settings, shared by every replica (docs/api.md "Settings").' })
 
-export type Settings = z.infer<typeof settingsSchema>
+export type Settings = z.infer<typeof checkedSettingsSchema>
 
 /**
  * Defaults: a periodic schedule with the MLE (consistent for any interval distribution, docs/math.md 1.5)
@@ -150,6 +149,12 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   urls: DEFAULT_URL_RULES,
 }) as Settings
 
+export const settingsSchema = checkedSettingsSchema.meta({
+  id: 'Settings',
+  description: 'Operator settings, shared by every replica (docs/api.md "Settings").',
+  examples: [DEFAULT_SETTINGS],
+})
+
 /** A PATCH body: any subset of the settings; `lln`, `sa`, `outcomes` and `urls` are merged key by key. */
 export const settingsPatchSchema = z
   .object({
@@ -169,6 +174,7 @@ export const settingsPatchSchema = z
     id: 'SettingsPatch',
     description:
       'A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400.',
+    examples: [{ budgetCrawlsPerDay: 4000, outcomes: { goneAfterNotFound: 5 }, urls: { dropWww: true } }],
   })
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>

@@ -36,6 +36,7 @@ import { isoTimestamp, readTimestamp, timestampSchema } from '../core/timestamps
 import { isPageId } from './pages.ts'
 import { estimatorSettingsOf } from '../core/settings.ts'
 import type { DomainDeps } from './deps.ts'
+import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
 
 /** History estimators read at most this many recent observations (bounded cost per request). */
 const HISTORY_LIMIT = 10_000
@@ -64,6 +65,35 @@ export const observationListSchema = z
   .meta({
     id: 'ObservationList',
     description: "A page's observations, newest first, one response of a cursor listing.",
+    examples: [
+      {
+        observations: [
+          {
+            crawledAt: EXAMPLE_NOW,
+            changed: true,
+            contentHash: 'sha256:9e01',
+            lastModified: null,
+            httpStatus: 200,
+            applied: true,
+            late: false,
+            intervalSeconds: 86400,
+            receivedAt: exampleTime(1),
+          },
+          {
+            crawledAt: exampleTime(-86400),
+            changed: false,
+            contentHash: 'sha256:77ab',
+            lastModified: null,
+            httpStatus: 200,
+            applied: true,
+            late: false,
+            intervalSeconds: 86400,
+            receivedAt: exampleTime(-86399),
+          },
+        ],
+        nextCursor: exampleTime(-86400),
+      },
+    ],
   })
 
 function toObservationView(o: ObservationRow): ObservationView {
@@ -291,6 +321,38 @@ export const estimatesSchema = z
     id: 'Estimates',
     description:
       'Every estimator the page history supports, with confidence intervals, change classes and the update distribution.',
+    examples: [
+      {
+        pageId: '2',
+        intervals: 3,
+        changes: 2,
+        observedDays: 3,
+        historyObservations: 4,
+        estimators: [
+          { name: 'naive', changesPerDay: 0.6667, ci95: null, source: 'online', section: '1.1' },
+          { name: 'mle', changesPerDay: 1.0986, ci95: null, source: 'online', section: '1.5' },
+          {
+            name: 'mleAdaptive',
+            changesPerDay: 1.0986,
+            ci95: null,
+            source: 'online',
+            section: '1.5, 2',
+            note: 'MLE over the last 3 intervals, since the last of 0 detected changes of rate',
+          },
+          { name: 'lastModified', changesPerDay: null, ci95: null, source: 'online', section: '1.8' },
+          { name: 'mleExact', changesPerDay: 1.0986, ci95: [0.256, 4.7148], source: 'history', section: '1.5' },
+        ],
+        changeClasses: [
+          { name: 'hourly', changesPerDay: 24, probability: 0 },
+          { name: 'daily', changesPerDay: 1, probability: 0.8996 },
+          { name: 'weekly', changesPerDay: 0.1429, probability: 0.094 },
+          { name: 'monthly', changesPerDay: 0.0333, probability: 0.0064 },
+          { name: 'yearly', changesPerDay: 0.0027, probability: 0 },
+        ],
+        localRate: null,
+        updateDistribution: null,
+      },
+    ],
   })
 
 /**

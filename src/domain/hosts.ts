@@ -15,6 +15,7 @@ import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from '../core/inputLimits.ts'
 import { canonicalHostName, type UrlRules } from '../core/url.ts'
+import { pagesByStatusSchema } from '../core/pageFields.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -58,7 +59,18 @@ export const hostLimitsSchema = z
   .meta({
     id: 'HostLimits',
     description: 'PUT semantics: both limits are replaced; an absent one is null. At least one must be given.',
+    examples: [{ maxCrawlsPerDay: 2000, minDelaySeconds: 10 }],
   })
+
+const HOST_EXAMPLE = {
+  host: 'example.org',
+  maxCrawlsPerDay: 2000,
+  minDelaySeconds: 10,
+  crawlDelaySeconds: null,
+  throttleDelaySeconds: 60,
+  paceSeconds: 60,
+  pages: 120,
+}
 
 export const hostSchema = z
   .object({
@@ -82,13 +94,15 @@ export const hostSchema = z
       ),
     pages: z.number().int().describe('Pages registered on the host.'),
   })
-  .meta({ id: 'Host', description: 'A host with politeness limits or pacing.' })
+  .meta({ id: 'Host', description: 'A host with politeness limits or pacing.', examples: [HOST_EXAMPLE] })
 
 type Host = z.infer<typeof hostSchema>
 
-export const hostListSchema = z
-  .object({ hosts: z.array(hostSchema) })
-  .meta({ id: 'HostList', description: 'Every host with limits or pacing, by name.' })
+export const hostListSchema = z.object({ hosts: z.array(hostSchema) }).meta({
+  id: 'HostList',
+  description: 'Every host with limits or pacing, by name.',
+  examples: [{ hosts: [HOST_EXAMPLE] }],
+})
 
 function toHost(row: HostRow): Host {
   return {
@@ -157,15 +171,7 @@ const hostOverviewSchema = z
   .object({
     host: z.string(),
     pages: countsOf('Pages registered on the host.'),
-    pagesByStatus: z
-      .object({
-        active: z.number().int(),
-        failing: z.number().int(),
-        gone: z.number().int(),
-        redirected: z.number().int(),
-        noisy: z.number().int().describe('Pages whose content hash changed on every fetch (any status).'),
-      })
-      .meta({ id: 'HostPagesByStatus', description: 'The host’s pages by status (docs/api.md "Fetch outcomes").' }),
+    pagesByStatus: pagesByStatusSchema,
     pagesOverdue: countsOf('Pages due and not held by an unexpired lease.'),
     plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay of the host’s pages (the current plan).'),
     capCrawlsPerDay: z
@@ -211,7 +217,45 @@ export const hostOverviewListSchema = z
     total: z.number().int().describe('Hosts matching the filter.'),
     nextCursor: z.string().nullable().describe('Pass as cursor for the next hosts; null at the end.'),
   })
-  .meta({ id: 'HostOverviewList', description: 'One response of the host overview, in the requested order.' })
+  .meta({
+    id: 'HostOverviewList',
+    description: 'One response of the host overview, in the requested order.',
+    examples: [
+      {
+        hosts: [
+          {
+            host: 'example.org',
+            pages: 120,
+            pagesByStatus: { active: 112, failing: 5, gone: 3, redirected: 0, noisy: 1 },
+            pagesOverdue: 4,
+            plannedCrawlsPerDay: 1850.5,
+            capCrawlsPerDay: 2000,
+            maxCrawlsPerDay: 2000,
+            paceSeconds: 10,
+            throttleDelaySeconds: null,
+            blockedUntil: null,
+            blockIncidents: 0,
+            expectedFreshness: 0.93,
+            crawlsLastDay: 1790,
+            failuresLastDay: {
+              total: 14,
+              http4xx: 6,
+              http429: 0,
+              http5xx: 5,
+              httpOther: 0,
+              timeout: 2,
+              dns: 1,
+              connection: 0,
+              tls: 0,
+              other: 0,
+            },
+          },
+        ],
+        total: 11,
+        nextCursor: '1',
+      },
+    ],
+  })
 
 function toHostOverview(r: HostOverviewRow, nowMs: number): z.infer<typeof hostOverviewSchema> {
   const pace = r.paceSeconds ?? 0

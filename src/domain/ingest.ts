@@ -65,6 +65,8 @@ export interface IngestResult extends Omit<ObservationReceipt, 'unknownFields'> 
   crawlsByPageStatus: Record<PageStatus | 'noisy', number>
   /** Hosts this batch paused (a backoff incident: 429, 503 without Retry-After, a run of timeouts). */
   hostsBackedOff: number
+  /** Crawls stored (in order or late) by the host of their page: the per-host metric of the busiest hosts. */
+  crawlsByHost: ReadonlyMap<string, number>
 }
 
 /**
@@ -167,6 +169,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     pagesRegistered: result.pagesRegistered,
     crawlsByPageStatus: result.crawlsByPageStatus,
     hostsBackedOff,
+    crawlsByHost: result.crawlsByHost,
   }
 }
 
@@ -191,6 +194,8 @@ class BatchResult {
   blocks = new Map<string, HostBlockState>()
   /** In-order crawls by what the page was when it was crawled: where the budget went. */
   crawlsByPageStatus = { active: 0, failing: 0, gone: 0, redirected: 0, noisy: 0 }
+  /** Crawls stored, by the host of their page. */
+  crawlsByHost = new Map<string, number>()
 
   signal(host: string, report: CheckedReport): void {
     let signals = this.hostSignals.get(host)
@@ -250,7 +255,10 @@ function applyPageReports(
           batch.redirects.set(outcome.redirectTo, { url: outcome.redirectTo, host: target, importance: row.importance })
       }
     }
-    if (outcome.kind !== 'duplicate') inserts.push(observationInsert(row.id, report, outcome))
+    if (outcome.kind !== 'duplicate') {
+      inserts.push(observationInsert(row.id, report, outcome))
+      batch.crawlsByHost.set(row.host, (batch.crawlsByHost.get(row.host) ?? 0) + 1)
+    }
     if (report.leaseId !== null) {
       // A crawl is never lost because of its lease; a repeated report still completes it.
       const reason = leaseMismatch(row, report.leaseId, ctx.nowMs)

@@ -5,6 +5,7 @@ import {
   extendLease,
   leaseShortfall,
   lockLeasedPages,
+  readLeaseHistory,
   readLeasesByWorker,
   releaseLease,
   releasePages,
@@ -28,8 +29,9 @@ import {
   handOutAllowance,
   LEASE_LIMITS,
 } from '../core/handOut.ts'
-import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
+import { MS_PER_HOUR, MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
+import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
 
 export const leaseRequestSchema = z
   .object({
@@ -48,6 +50,7 @@ export const leaseRequestSchema = z
   .meta({
     id: 'LeaseRequest',
     description: 'Who takes the lease, how many pages, for how long, and optionally from which hosts.',
+    examples: [{ worker: 'crawler-1', limit: 100, leaseSeconds: 300 }],
   })
 
 type LeaseRequest = z.infer<typeof leaseRequestSchema>
@@ -118,7 +121,44 @@ export const leaseGrantSchema = z
         'After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100).',
       ),
   })
-  .meta({ id: 'LeaseGrant', description: 'Due pages handed out under one lease.' })
+  .meta({
+    id: 'LeaseGrant',
+    description: 'Due pages handed out under one lease.',
+    examples: [
+      {
+        leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40',
+        expiresAt: exampleTime(300),
+        pages: [
+          {
+            id: '2',
+            url: 'https://example.com/news',
+            host: 'example.com',
+            dueAt: exampleTime(-600),
+            etag: null,
+            lastModified: null,
+            contentHash: 'sha256:77ab',
+            ifNoneMatch: null,
+            ifModifiedSince: null,
+          },
+          {
+            id: '1',
+            url: 'https://example.com/about',
+            host: 'example.com',
+            dueAt: exampleTime(-60),
+            etag: '"c3d4"',
+            lastModified: exampleTime(-10 * 86400),
+            contentHash: 'sha256:c3d4',
+            ifNoneMatch: '"c3d4"',
+            ifModifiedSince: 'Fri, 20 Feb 2026 12:00:00 GMT',
+          },
+        ],
+        limitedBy: ['nothingDue'],
+        retryAfterSeconds: 1800,
+        nextDueAt: exampleTime(1800),
+        pacedHosts: [],
+      },
+    ],
+  })
 
 export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
   /** Pages of expired leases this call found: returned to the pool, or leased again by it. */
@@ -129,7 +169,11 @@ export type LeaseGrant = z.infer<typeof leaseGrantSchema> & {
 
 export const leaseReleaseSchema = z
   .object({ released: z.number().int().describe('Pages returned to the pool.') })
-  .meta({ id: 'LeaseRelease', description: 'What releasing the lease returned to the pool.' })
+  .meta({
+    id: 'LeaseRelease',
+    description: 'What releasing the lease returned to the pool.',
+    examples: [{ released: 2 }],
+  })
 
 export const upcomingCrawlsSchema = z
   .object({
@@ -145,7 +189,24 @@ export const upcomingCrawlsSchema = z
         .meta({ id: 'ScheduledCrawl', description: 'An unleased page and when it is due.' }),
     ),
   })
-  .meta({ id: 'Schedule', description: 'Upcoming crawls in due order.' })
+  .meta({
+    id: 'Schedule',
+    description: 'Upcoming crawls in due order.',
+    examples: [
+      {
+        items: [
+          { id: '1', url: 'https://example.com/about', host: 'example.com', dueAt: EXAMPLE_NOW, crawlsPerDay: 0.9 },
+          {
+            id: '2',
+            url: 'https://example.com/news',
+            host: 'example.com',
+            dueAt: exampleTime(3600),
+            crawlsPerDay: 1.9,
+          },
+        ],
+      },
+    ],
+  })
 
 /**
  * Per call, at most this many pages of expired leases are returned to the pool: keeps one call short after
@@ -257,7 +318,11 @@ export const leaseExtensionSchema = z
       .describe('The lease now expires this long from now.'),
   })
   .strict()
-  .meta({ id: 'LeaseExtension', description: 'A heartbeat: keep the pages of the lease for longer.' })
+  .meta({
+    id: 'LeaseExtension',
+    description: 'A heartbeat: keep the pages of the lease for longer.',
+    examples: [{ leaseSeconds: 300 }],
+  })
 
 export const leaseExtendedSchema = z
   .object({
@@ -265,7 +330,11 @@ export const leaseExtendedSchema = z
     expiresAt: timestampSchema,
     pages: z.number().int().describe('Pages the lease still holds, now until expiresAt.'),
   })
-  .meta({ id: 'LeaseExtended', description: 'The lease after a heartbeat.' })
+  .meta({
+    id: 'LeaseExtended',
+    description: 'The lease after a heartbeat.',
+    examples: [{ leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40', expiresAt: exampleTime(600), pages: 2 }],
+  })
 
 /** A heartbeat: the pages the lease still holds are held until now + leaseSeconds. An expired or completed lease → 404. */
 export async function extendLeaseFor(
@@ -306,7 +375,18 @@ export const pagesReleaseSchema = z
       .max(1000),
   })
   .strict()
-  .meta({ id: 'PagesRelease', description: 'Pages of the lease given back without a crawl, each with a reason.' })
+  .meta({
+    id: 'PagesRelease',
+    description: 'Pages of the lease given back without a crawl, each with a reason.',
+    examples: [
+      {
+        pages: [
+          { id: '2', reason: 'retry' },
+          { id: '1', reason: 'skip' },
+        ],
+      },
+    ],
+  })
 
 export const pagesReleasedSchema = z
   .object({
@@ -320,7 +400,22 @@ export const pagesReleasedSchema = z
       )
       .describe('Items the lease does not hold (any more).'),
   })
-  .meta({ id: 'PagesReleased', description: 'What giving pages back did.' })
+  .meta({
+    id: 'PagesReleased',
+    description: 'What giving pages back did.',
+    examples: [
+      {
+        released: 1,
+        notHeld: [
+          {
+            index: 1,
+            reason:
+              'lease 0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40 does not hold page 1 (completed, expired, released or never leased)',
+          },
+        ],
+      },
+    ],
+  })
 
 /** Gives single pages of a lease back without a crawl (retry later, or skip this round). */
 export async function releaseLeasedPages(
@@ -356,7 +451,7 @@ export async function releaseLeasedPages(
         ),
       })
     })
-    await releasePages(client, released)
+    await releasePages(client, released, nowMs)
     // The pages were handed out but not crawled: their share of the budget goes back.
     const settings = await loadSettings(client)
     await returnHandOutTokens(client, released.length, handOutAllowance(settings).capacity)
@@ -416,6 +511,9 @@ export async function listUpcomingCrawls(
   }
 }
 
+/** Most hours of lease history one overview carries (30 days). */
+const MAX_HISTORY_HOURS = 720
+
 export const leaseOverviewQuerySchema = z.object({
   limit: z.coerce
     .number()
@@ -424,6 +522,13 @@ export const leaseOverviewQuerySchema = z.object({
     .max(1000)
     .default(100)
     .describe('Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first.'),
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_HISTORY_HOURS)
+    .default(24)
+    .describe(`Hours of lease history, 1 to ${MAX_HISTORY_HOURS} (default 24).`),
 })
 
 const workerLeasesSchema = z
@@ -437,33 +542,114 @@ const workerLeasesSchema = z
       .describe(
         'Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool.',
       ),
+    oldestLeaseAgeSeconds: z
+      .number()
+      .nullable()
+      .describe(
+        'How long ago the oldest lease still holding the worker’s pages was taken (heartbeats do not renew it); null for leases taken before the service recorded lease times.',
+      ),
     earliestExpiresAt: timestampSchema.describe('The earliest expiry among the worker’s leased pages.'),
     latestExpiresAt: timestampSchema.describe('The latest expiry among the worker’s leased pages.'),
   })
   .meta({ id: 'WorkerLeases', description: 'One worker’s leased pages.' })
 
+const leaseHistoryHourSchema = z
+  .object({
+    hourStart: timestampSchema,
+    pagesExpired: z
+      .number()
+      .int()
+      .describe(
+        'Leased pages whose lease expired in this hour without a report or a release (counted when a lease call returns them to the pool).',
+      ),
+    pagesGivenBack: z
+      .number()
+      .int()
+      .describe('Leased pages workers gave back in this hour: released (retry or skip), or their lease ended early.'),
+  })
+  .meta({ id: 'LeaseHistoryHour', description: 'What became of leased pages in one hour, other than a crawl report.' })
+
 export const leaseOverviewSchema = z
   .object({
     workers: z.array(workerLeasesSchema),
     totalWorkers: z.number().int().describe('Workers holding leased pages (workers may list fewer).'),
+    history: z
+      .array(leaseHistoryHourSchema)
+      .describe(
+        'Every hour of the last `hours`, oldest first, the current (partial) one last (0 for hours without events).',
+      ),
   })
-  .meta({ id: 'LeaseOverview', description: 'Leased pages by worker, those holding pages past expiry first.' })
+  .meta({
+    id: 'LeaseOverview',
+    description: 'Leased pages by worker, those holding pages past expiry first, and the hourly lease history.',
+    examples: [
+      {
+        workers: [
+          {
+            worker: 'crawler-4',
+            leases: 1,
+            pages: 25,
+            pagesPastExpiry: 25,
+            oldestLeaseAgeSeconds: 3600,
+            earliestExpiresAt: exampleTime(-3300),
+            latestExpiresAt: exampleTime(-3300),
+          },
+          {
+            worker: 'crawler-1',
+            leases: 2,
+            pages: 130,
+            pagesPastExpiry: 0,
+            oldestLeaseAgeSeconds: 180,
+            earliestExpiresAt: exampleTime(120),
+            latestExpiresAt: exampleTime(290),
+          },
+        ],
+        totalWorkers: 2,
+        history: [
+          { hourStart: exampleTime(-2 * 3600), pagesExpired: 0, pagesGivenBack: 3 },
+          { hourStart: exampleTime(-3600), pagesExpired: 25, pagesGivenBack: 1 },
+          { hourStart: EXAMPLE_NOW, pagesExpired: 0, pagesGivenBack: 0 },
+        ],
+      },
+    ],
+  })
 
-/** Leased pages by worker (docs/api.md "Lease overview"). */
+/** Leased pages by worker and the hourly lease history (docs/api.md "Lease overview"). */
 export async function leaseOverview(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
   query: z.infer<typeof leaseOverviewQuerySchema>,
 ): Promise<z.infer<typeof leaseOverviewSchema>> {
-  const rows = await readLeasesByWorker(deps.pool, deps.clock.nowMs(), query.limit)
+  const nowMs = deps.clock.nowMs()
+  const rows = await readLeasesByWorker(deps.pool, nowMs, query.limit)
+  const lastHourMs = Math.floor(nowMs / MS_PER_HOUR) * MS_PER_HOUR
+  const firstHourMs = lastHourMs - (query.hours - 1) * MS_PER_HOUR
+  const counted = new Map(
+    (await readLeaseHistory(deps.pool, { fromMs: firstHourMs, toMs: lastHourMs })).map((h) => [
+      h.hourStart.getTime(),
+      h,
+    ]),
+  )
+  const history = []
+  for (let h = firstHourMs; h <= lastHourMs; h += MS_PER_HOUR) {
+    const hour = counted.get(h)
+    history.push({
+      hourStart: isoTimestamp(h),
+      pagesExpired: hour?.pagesExpired ?? 0,
+      pagesGivenBack: hour?.pagesGivenBack ?? 0,
+    })
+  }
   return {
     workers: rows.map((r) => ({
       worker: r.worker,
       leases: r.leases,
       pages: r.pages,
       pagesPastExpiry: r.pagesPastExpiry,
+      oldestLeaseAgeSeconds:
+        r.oldestLeasedAt === null ? null : Math.max(0, (nowMs - r.oldestLeasedAt.getTime()) / MS_PER_SECOND),
       earliestExpiresAt: isoTimestamp(r.earliestExpiresAt.getTime()),
       latestExpiresAt: isoTimestamp(r.latestExpiresAt.getTime()),
     })),
     totalWorkers: rows[0]?.total ?? 0,
+    history,
   }
 }

@@ -38,6 +38,17 @@ export const optimizerRunSchema = z
   .meta({
     id: 'OptimizerRun',
     description: 'The outcome of one optimiser run: the multiplier, the rates it set and what it cost.',
+    examples: [
+      {
+        lambda: 0.275,
+        pages: 3,
+        pagesCrawled: 3,
+        budgetCrawlsPerDay: 4,
+        expectedFreshness: 0.7146,
+        durationMs: 12.4,
+        pagesRetimed: 3,
+      },
+    ],
   })
 
 export type OptimizeResult = z.infer<typeof optimizerRunSchema>

@@ -12,14 +12,7 @@ import {
   type PageFilter,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
-import {
-  fieldNamesWhere,
-  PAGE_FIELDS,
-  PAGE_STATUSES,
-  type PageField,
-  type PageRow,
-  type PageStatus,
-} from '../core/pageFields.ts'
+import { fieldNamesWhere, PAGE_FIELDS, PAGE_STATUSES, type PageField, type PageRow } from '../core/pageFields.ts'
 import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
 import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
@@ -32,6 +25,8 @@ import { isoTimestampOrNull, timestampSchema } from '../core/timestamps.ts'
 import { normalizeHostName } from './hosts.ts'
 import { canonicalUrl, type UrlRules } from '../core/url.ts'
 import { assertUrlRulesUnchanged } from './urlRules.ts'
+import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
+import { SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
 const nullableTimestamp = timestampSchema.nullable().describe('RFC 3339 timestamp, or null.')
@@ -39,6 +34,47 @@ const nullableTimestamp = timestampSchema.nullable().describe('RFC 3339 timestam
 const leaseSchema = z
   .object({ leaseId: z.string(), worker: z.string().nullable(), expiresAt: timestampSchema })
   .meta({ id: 'Lease', description: 'The unexpired lease holding a page.' })
+
+/** The news page of the README's walk-through, once the budget is set: the example of a Page. */
+const PAGE_EXAMPLE = {
+  id: '2',
+  url: 'https://example.com/news',
+  host: 'example.com',
+  importance: 3,
+  minCrawlsPerDay: null,
+  maxCrawlsPerDay: null,
+  crawls: 4,
+  intervals: 3,
+  changes: 2,
+  firstCrawledAt: exampleTime(-3 * SECONDS_PER_DAY),
+  lastCrawledAt: EXAMPLE_NOW,
+  lastChangedAt: EXAMPLE_NOW,
+  changesPerDay: 1.0986,
+  estimator: 'mleAdaptive',
+  estimates: {
+    naive: 0.6667,
+    lln: 1,
+    sa: 1.2495,
+    mle: 1.0986,
+    mleAdaptive: 1.0986,
+    momentMatching: 1.0986,
+    choGm: 0.8473,
+    lastModified: null,
+  },
+  crawlsPerDay: 1.9,
+  nextCrawlAt: exampleTime(SECONDS_PER_DAY / 1.9),
+  dueAt: exampleTime(SECONDS_PER_DAY / 1.9),
+  expectedFreshness: 0.7012,
+  lease: null,
+  status: 'active',
+  consecutiveFailures: 0,
+  lastHttpStatus: 200,
+  lastSuccessAt: EXAMPLE_NOW,
+  redirectTo: null,
+  etag: null,
+  lastModified: null,
+  noisy: false,
+} as const
 
 /** A page as the API shows it (docs/api.md "Pages"). */
 export const pageSchema = z
@@ -103,6 +139,7 @@ export const pageSchema = z
   .meta({
     id: 'Page',
     description: 'A page: its attributes, crawl history counts, every online estimate, its rate and due time.',
+    examples: [PAGE_EXAMPLE],
   })
 
 type PageView = z.infer<typeof pageSchema>
@@ -115,7 +152,11 @@ export const pageListSchema = z
     pages: z.array(pageSchema),
     nextCursor: z.string().nullable().describe('Pass as cursor for the next items; null at the end.'),
   })
-  .meta({ id: 'PageList', description: 'Pages in id order, one response of a cursor listing.' })
+  .meta({
+    id: 'PageList',
+    description: 'Pages in id order, one response of a cursor listing.',
+    examples: [{ pages: [PAGE_EXAMPLE], nextCursor: '2' }],
+  })
 
 /** One page of a PUT /v1/pages batch. */
 export const pageRegistrationSchema = z
@@ -141,9 +182,11 @@ export const pageRegistrationSchema = z
 
 type PageInput = z.infer<typeof pageRegistrationSchema>
 
-export const pageBatchResultSchema = z
-  .object({ created: z.number().int(), updated: z.number().int() })
-  .meta({ id: 'PageBatchResult', description: 'How many pages of the batch were new and how many existed.' })
+export const pageBatchResultSchema = z.object({ created: z.number().int(), updated: z.number().int() }).meta({
+  id: 'PageBatchResult',
+  description: 'How many pages of the batch were new and how many existed.',
+  examples: [{ created: 3, updated: 0 }],
+})
 
 /** Every estimator is named in a Page, null until the page's history supports it. */
 const NO_ESTIMATES: Readonly<Record<string, null>> = Object.freeze(
@@ -276,13 +319,23 @@ export async function getPageForUrl(deps: Pick<DomainDeps, 'pool'>, rawUrl: stri
   return toPageView(row, settings)
 }
 
+/**
+ * The conditions of a page filter, declared once for the listing's query string (GET /v1/pages) and the bulk
+ * action's body (POST /v1/pages/bulk): every given condition must hold.
+ */
+export const pageFilterFieldsSchema = z.object({
+  host: z.string().min(1).optional().describe('Only pages of this host.'),
+  urlPrefix: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Only pages whose canonical URL starts with this text (taken literally).'),
+  status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+  noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
+})
+
 /** Which pages a listing or a bulk action takes, as given (absent = any). */
-interface PageFilterInput {
-  host?: string | undefined
-  urlPrefix?: string | undefined
-  status?: PageStatus | undefined
-  noisy?: boolean | undefined
-}
+type PageFilterInput = z.infer<typeof pageFilterFieldsSchema>
 
 /** The filter with its host made canonical; `path` names the request part in errors. */
 function pageFilterOf(input: PageFilterInput, rules: UrlRules, path: string): PageFilter {
@@ -352,17 +405,7 @@ export async function retimeAllPages(
   }
 }
 
-const pageFilterSchema = z
-  .object({
-    host: z.string().min(1).optional().describe('Only pages of this host.'),
-    urlPrefix: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only pages whose canonical URL starts with this text (taken literally).'),
-    status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
-    noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
-  })
+const pageFilterSchema = pageFilterFieldsSchema
   .strict()
   .meta({ id: 'PageFilter', description: 'Which pages: every given condition must hold. At least one is required.' })
 
@@ -393,14 +436,22 @@ export const bulkPagesSchema = z
     message: 'update needs set with at least one of importance, minCrawlsPerDay, maxCrawlsPerDay',
     path: ['set'],
   })
-  .meta({ id: 'BulkPages', description: 'An action on every page a filter takes, or only its count (dryRun).' })
+  .meta({
+    id: 'BulkPages',
+    description: 'An action on every page a filter takes, or only its count (dryRun).',
+    examples: [{ filter: { host: 'example.org', status: 'gone' }, action: 'delete', dryRun: true }],
+  })
 
 export const bulkPagesResultSchema = z
   .object({
     matched: z.number().int().describe('Pages the filter took.'),
     applied: z.number().int().describe('Pages deleted or updated; 0 for count and dryRun.'),
   })
-  .meta({ id: 'BulkPagesResult', description: 'What a bulk action took and did.' })
+  .meta({
+    id: 'BulkPagesResult',
+    description: 'What a bulk action took and did.',
+    examples: [{ matched: 8, applied: 0 }],
+  })
 
 /** Pages rewritten per putPages call of a bulk update. */
 const BULK_UPDATE_CHUNK = 1000

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { fieldProblemSchema } from '../core/errors.ts'
 import { observationReportSchema } from '../core/crawlReports.ts'
-import { pageRegistrationSchema } from '../domain/pages.ts'
-import { PAGE_STATUSES } from '../core/pageFields.ts'
+import { pageFilterFieldsSchema, pageRegistrationSchema } from '../domain/pages.ts'
+import { EXAMPLE_NOW } from '../core/examples.ts'
 
 /**
  * Shapes that exist only at the HTTP edge (docs/api.md): problems, batch bodies, query strings and
@@ -38,21 +38,27 @@ export const putPagesBodySchema = z
   .object({
     pages: z.array(pageRegistrationSchema).describe('At most MAX_BATCH_ITEMS (default 5,000) pages; more → 413.'),
   })
-  .meta({ id: 'PageBatch', description: 'Pages to register or update; any invalid item → 400 and nothing is written.' })
+  .meta({
+    id: 'PageBatch',
+    description: 'Pages to register or update; any invalid item → 400 and nothing is written.',
+    examples: [
+      {
+        pages: [
+          { url: 'https://example.com/news', importance: 3 },
+          { url: 'https://example.com/about' },
+          { url: 'https://example.org/blog', maxCrawlsPerDay: 24 },
+        ],
+      },
+    ],
+  })
 
-export const listPagesQuerySchema = z.object({
-  host: z.string().min(1).optional().describe('Only pages of this host.'),
-  urlPrefix: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only pages whose canonical URL starts with this text (taken literally).'),
-  status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
+/** The page filter's conditions, with `noisy` as a query string carries it (the text true or false). */
+export const listPagesQuerySchema = pageFilterFieldsSchema.extend({
   noisy: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional()
-    .describe('Only pages flagged noisy (true) or not (false).'),
+    .describe(pageFilterFieldsSchema.shape.noisy.description!),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
   limit: listLimitSchema,
 })
@@ -63,7 +69,37 @@ export const postObservationsBodySchema = z
       .array(observationReportSchema)
       .describe('At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied.'),
   })
-  .meta({ id: 'ObservationBatch', description: 'Crawl reports, applied in one transaction.' })
+  .meta({
+    id: 'ObservationBatch',
+    description: 'Crawl reports, applied in one transaction.',
+    examples: [
+      {
+        observations: [
+          {
+            url: 'https://example.com/news',
+            crawledAt: EXAMPLE_NOW,
+            contentHash: 'sha256:9e01',
+            httpStatus: 200,
+            leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40',
+          },
+          {
+            url: 'https://example.com/about',
+            crawledAt: EXAMPLE_NOW,
+            httpStatus: 304,
+            etag: '"c3d4"',
+            leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40',
+          },
+          {
+            url: 'https://example.org/blog',
+            crawledAt: EXAMPLE_NOW,
+            httpStatus: 503,
+            retryAfter: '120',
+            leaseId: '0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40',
+          },
+        ],
+      },
+    ],
+  })
 
 export const listObservationsQuerySchema = z.object({
   before: z.string().optional().describe('nextCursor of the previous response (an RFC 3339 crawl time).'),
@@ -72,7 +108,7 @@ export const listObservationsQuerySchema = z.object({
 
 export const healthSchema = z
   .object({ status: z.literal('ok') })
-  .meta({ id: 'Health', description: 'The process serves requests.' })
+  .meta({ id: 'Health', description: 'The process serves requests.', examples: [{ status: 'ok' }] })
 
 /**
  * The 503 of /readyz, a problem like every other 503 (one media type): the database is unreachable,
@@ -99,4 +135,8 @@ export const readinessSchema = z
       .array(z.string())
       .describe('Migrations not yet applied; the service is ready when there is none.'),
   })
-  .meta({ id: 'Readiness', description: 'Whether the database is reachable and fully migrated.' })
+  .meta({
+    id: 'Readiness',
+    description: 'Whether the database is reachable and fully migrated.',
+    examples: [{ status: 'ready', database: 'postgres', pendingMigrations: [] }],
+  })

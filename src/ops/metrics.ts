@@ -57,6 +57,15 @@ interface MetricsOptions {
 const HTTP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 const OPTIMIZER_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
 const OBSERVATION_RESULTS = ['accepted', 'duplicate', 'late', 'rejected'] as const
+/** Hosts exported one by one in recrawl_host_crawls_total: the most crawled since this replica started. */
+export const TOP_HOSTS = 20
+/** Hosts counted at most; beyond, the less crawled half is forgotten (such a host counts from 0 again). */
+const HOSTS_COUNTED = 10_000
+/**
+ * The longest gap between two stats snapshots that counts towards recrawl_budget_limited_seconds_total: the
+ * sampler takes one a minute, so a longer gap is time nobody watched (the service was down or paused).
+ */
+const LIMITED_GAP_MAX_SECONDS = 120
 
 /**
  * One prom-client registry per app instance (never the global one, so apps in one process, as in
@@ -155,6 +164,26 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   })
 
+  const crawlsByHost = new Map<string, number>()
+  new Counter({
+    name: 'recrawl_host_crawls_total',
+    help: `Crawls stored (in order or late) by the host of their page, for the ${TOP_HOSTS} hosts with the most crawls reported to this replica since it started (a bounded label: other hosts have no series; recrawl_fetches_total counts them all).`,
+    labelNames: ['host'] as const,
+    registers,
+    collect() {
+      this.reset()
+      const top = [...crawlsByHost].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, TOP_HOSTS)
+      for (const [host, n] of top) this.labels(host).inc(n)
+    },
+  })
+  const countHostCrawls = (byHost: ReadonlyMap<string, number>) => {
+    for (const [host, n] of byHost) crawlsByHost.set(host, (crawlsByHost.get(host) ?? 0) + n)
+    if (crawlsByHost.size <= HOSTS_COUNTED) return
+    const kept = [...crawlsByHost].sort((a, b) => b[1] - a[1]).slice(0, HOSTS_COUNTED / 2)
+    crawlsByHost.clear()
+    for (const [host, n] of kept) crawlsByHost.set(host, n)
+  }
+
   const statsErrors = new Counter({
     name: 'recrawl_stats_errors_total',
     help: 'Failed refreshes of the stats snapshot (the gauges keep their previous values).',
@@ -178,6 +207,26 @@ export function createMetrics(options: MetricsOptions): Metrics {
     }
     return inflight
   }
+  const budgetLimited = new Counter({
+    name: 'recrawl_budget_limited_seconds_total',
+    help: `Time (service clock) during which the hand-out allowance held the fleet back: fewer whole tokens than overdue pages, so leases were short of pages because of the budget. Sampled at every stats snapshot (at least once a minute; gaps over ${LIMITED_GAP_MAX_SECONDS} s do not count). Every replica watches the same fleet: take max, not sum, across replicas.`,
+    registers,
+    // Read after this scrape's snapshot, whose listener (below) has counted the time up to it.
+    async collect() {
+      await current()
+    },
+  })
+  let lastSnapshot: { atMs: number; limiting: boolean } | null = null
+  options.stats.onSnapshot((s) => {
+    const atMs = Date.parse(s.takenAt)
+    if (lastSnapshot !== null && lastSnapshot.limiting && atMs > lastSnapshot.atMs) {
+      const seconds = (atMs - lastSnapshot.atMs) / MS_PER_SECOND
+      if (seconds <= LIMITED_GAP_MAX_SECONDS) budgetLimited.inc(seconds)
+    }
+    if (lastSnapshot === null || atMs >= lastSnapshot.atMs)
+      lastSnapshot = { atMs, limiting: s.handOutAllowance.limiting }
+  })
+
   const snapshotGauge = (name: string, help: string, value: (s: StatsSnapshot) => number | null) =>
     new Gauge({
       name,
@@ -225,6 +274,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
     (s) => s.plannedCrawlsPerDay,
   )
   snapshotGauge(
+    'recrawl_handout_allowance_limiting',
+    'Whether the hand-out allowance holds the fleet back now (1) or not (0): fewer whole tokens than overdue pages.',
+    (s) => (s.handOutAllowance.limiting ? 1 : 0),
+  )
+  snapshotGauge(
     'recrawl_crawls_per_day_last_hour',
     'Crawls actually reported with crawledAt in the last hour, times 24 (crawls per day).',
     (s) => s.crawlsPerDayLastHour,
@@ -262,6 +316,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       pagesRegistered.inc(result.pagesRegistered)
       hostBackoffs.inc(result.hostsBackedOff)
       for (const [status, n] of Object.entries(result.crawlsByPageStatus)) crawlsByPageStatus.labels(status).inc(n)
+      countHostCrawls(result.crawlsByHost)
     },
     onLease(grant) {
       leasesGranted.inc(grant.pages.length)

@@ -12,6 +12,7 @@ import {
   SECONDS_PER_MINUTE,
 } from '../math/units.ts'
 import { crawlSpacingSchema } from '../core/settings.ts'
+import { pagesByStatusSchema } from '../core/pageFields.ts'
 import { handOutAllowance } from '../core/handOut.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { recentOptimizerRuns } from '../store/optimizerRepo.ts'
@@ -49,18 +50,7 @@ export const statsSnapshotSchema = z.object({
   takenAt: z.string().describe('When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds.'),
   pages: z.number().int(),
   pagesLeased: z.number().int().describe('Pages under an unexpired lease.'),
-  pagesByStatus: z
-    .object({
-      active: z.number().int(),
-      failing: z.number().int(),
-      gone: z.number().int(),
-      redirected: z.number().int(),
-      noisy: z
-        .number()
-        .int()
-        .describe('Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing.'),
-    })
-    .meta({ id: 'PagesByStatus', description: 'Pages by status (docs/api.md "Fetch outcomes").' }),
+  pagesByStatus: pagesByStatusSchema,
   pagesOverdue: z.number().int().describe('Due (dueAt ≤ now) and not under an unexpired lease.'),
   oldestOverdueAgeSeconds: z.number().describe('How long the most overdue page has been due; 0 when none is.'),
   expectedFreshness: z
@@ -205,6 +195,8 @@ export interface Stats {
   snapshot(): Promise<StatsSnapshot>
   /** Histograms, runs, hosts and time series for the dashboard, cached like the snapshot. */
   details(options: { windowHours: number }): Promise<StatsDetails>
+  /** Calls `listener` with every snapshot taken from now on (the metrics that follow the fleet over time). */
+  onSnapshot(listener: (s: StatsSnapshot) => void): void
 }
 
 interface StatsDeps {
@@ -297,6 +289,7 @@ function cached<T>(ttlMs: number, load: () => Promise<T>): () => Promise<T> {
 
 export function createStats(deps: StatsDeps): Stats {
   let lastSampleMinute: number | null = null
+  const listeners: ((s: StatsSnapshot) => void)[] = []
 
   async function record(s: StatsSnapshot): Promise<void> {
     const atMs = Date.parse(s.takenAt)
@@ -362,6 +355,7 @@ export function createStats(deps: StatsDeps): Stats {
       },
     }
     await record(s)
+    for (const listener of listeners) listener(s)
     return s
   })
 
@@ -408,6 +402,7 @@ export function createStats(deps: StatsDeps): Stats {
 
   return {
     snapshot,
+    onSnapshot: (listener) => void listeners.push(listener),
     details({ windowHours }) {
       let get = detailsByWindow.get(windowHours)
       if (!get) {

@@ -1,6 +1,7 @@
 import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
+import { utcHourStart } from './statsRepo.ts'
 
 interface ClaimOptions {
   nowMs: number
@@ -30,20 +31,36 @@ interface TakenPage {
 }
 
 /**
+ * Adds to the lease history (lease_history, one row an hour) in the same statement as the change it counts:
+ * `counted` is a CTE that returns one row per page with its `hour_start`, `column` the count it adds to. Hours
+ * are written in order, so concurrent statements take the hour rows' locks in one order and never deadlock.
+ */
+const countInHistory = (column: 'pages_expired' | 'pages_given_back', counted: string) =>
+  `INSERT INTO lease_history (hour_start, ${column})
+   SELECT hour_start, count(*) FROM ${counted} GROUP BY hour_start ORDER BY hour_start
+   ON CONFLICT (hour_start) DO UPDATE SET ${column} = lease_history.${column} + excluded.${column}`
+
+/**
  * Returns pages of expired leases to the pool, the oldest expiry first, at most `batch` per call (the next
  * calls do the rest): a page whose lease ran out is offered again like any other due page. Rows another
- * caller holds are skipped. Returns how many pages it returned.
+ * caller holds are skipped. Each returned page counts as expired in the lease history, in the hour its lease
+ * expired. Returns how many pages it returned.
  */
 export async function returnExpiredLeases(q: Queryable, nowMs: number, batch: number): Promise<number> {
-  const { rowCount } = await q.query({
+  const { rows } = await q.query<{ n: number }>({
     name: 'leases-return-expired',
-    text: `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
-           FROM (SELECT page_id FROM page_schedule WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
-                 ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
-           WHERE s.page_id = e.page_id`,
+    text: `WITH returned AS (
+             UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL
+             FROM (SELECT page_id, lease_expires_at FROM page_schedule WHERE lease_id IS NOT NULL AND lease_expires_at <= $1
+                   ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) e
+             WHERE s.page_id = e.page_id
+             RETURNING ${utcHourStart('e.lease_expires_at')} AS hour_start
+           ),
+           counted AS (${countInHistory('pages_expired', 'returned')})
+           SELECT count(*)::int AS n FROM returned`,
     values: [new Date(nowMs), batch],
   })
-  return rowCount ?? 0
+  return rows[0]!.n
 }
 
 /**
@@ -130,7 +147,7 @@ chosen AS (
   LIMIT $5
 ),
 leased AS (
-  UPDATE page_schedule s SET lease_id = $2::uuid, leased_by = $3::text, lease_expires_at = $4::timestamptz
+  UPDATE page_schedule s SET lease_id = $2::uuid, leased_by = $3::text, lease_expires_at = $4::timestamptz, leased_at = $1
   FROM chosen c
   WHERE s.page_id = c.id
   RETURNING s.page_id AS id, s.host, s.next_crawl_at, s.importance
@@ -260,30 +277,41 @@ export async function lockLeasedPages(
   return rows
 }
 
-/** Ends the lease on these pages, each with its new due time. */
+/** Ends the lease on these pages, each with its new due time; they count as given back in the lease history. */
 export async function releasePages(
   q: Queryable,
   pages: readonly { id: string; nextCrawlAtMs: number | null }[],
+  nowMs: number,
 ): Promise<void> {
   if (pages.length === 0) return
   await q.query(
-    `UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, next_crawl_at = u.next, version = s.version + 1
-     FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id`,
-    [pages.map((p) => p.id), pages.map((p) => isoTimestampOrNull(p.nextCrawlAtMs))],
+    `WITH released AS (
+       UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL,
+         next_crawl_at = u.next, version = s.version + 1
+       FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id
+       RETURNING ${utcHourStart('$3::timestamptz')} AS hour_start
+     )
+     ${countInHistory('pages_given_back', 'released')}`,
+    [pages.map((p) => p.id), pages.map((p) => isoTimestampOrNull(p.nextCrawlAtMs)), new Date(nowMs)],
   )
 }
 
 /**
  * Releases the pages the lease still holds, if it has not expired (an expired lease's pages are
- * returned by the next lease call); returns how many.
+ * returned by the next lease call); they count as given back in the lease history. Returns how many.
  */
 export async function releaseLease(q: Queryable, leaseId: string, nowMs: number): Promise<number> {
-  const { rowCount } = await q.query(
-    `UPDATE page_schedule SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL
-     WHERE lease_id = $1::uuid AND lease_expires_at > $2`,
+  const { rows } = await q.query<{ n: number }>(
+    `WITH released AS (
+       UPDATE page_schedule SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL
+       WHERE lease_id = $1::uuid AND lease_expires_at > $2
+       RETURNING ${utcHourStart('$2::timestamptz')} AS hour_start
+     ),
+     counted AS (${countInHistory('pages_given_back', 'released')})
+     SELECT count(*)::int AS n FROM released`,
     [leaseId, new Date(nowMs)],
   )
-  return rowCount ?? 0
+  return rows[0]!.n
 }
 
 interface UpcomingCrawlRow {
@@ -376,6 +404,8 @@ interface WorkerLeasesRow {
   pagesPastExpiry: number
   earliestExpiresAt: Date
   latestExpiresAt: Date
+  /** When the oldest of its leases was taken; null when every one predates migrations/0019. */
+  oldestLeasedAt: Date | null
   /** Workers with a lease, on every row. */
   total: number
 }
@@ -389,12 +419,31 @@ export async function readLeasesByWorker(q: Queryable, nowMs: number, limit: num
     `SELECT leased_by AS worker, count(DISTINCT lease_id)::int AS leases, count(*)::int AS pages,
        count(*) FILTER (WHERE lease_expires_at <= $1)::int AS "pagesPastExpiry",
        min(lease_expires_at) AS "earliestExpiresAt", max(lease_expires_at) AS "latestExpiresAt",
-       count(*) OVER ()::int AS total
+       min(leased_at) AS "oldestLeasedAt", count(*) OVER ()::int AS total
      FROM page_schedule WHERE lease_id IS NOT NULL
      GROUP BY leased_by
      ORDER BY "pagesPastExpiry" DESC, pages DESC, leased_by NULLS LAST
      LIMIT $2`,
     [new Date(nowMs), limit],
+  )
+  return rows
+}
+
+interface LeaseHistoryRow {
+  hourStart: Date
+  pagesExpired: number
+  pagesGivenBack: number
+}
+
+/** The lease history's hours in [fromMs, toMs] that counted anything, oldest first (one row an hour at most). */
+export async function readLeaseHistory(
+  q: Queryable,
+  options: { fromMs: number; toMs: number },
+): Promise<LeaseHistoryRow[]> {
+  const { rows } = await q.query<LeaseHistoryRow>(
+    `SELECT hour_start AS "hourStart", pages_expired::float8 AS "pagesExpired", pages_given_back::float8 AS "pagesGivenBack"
+     FROM lease_history WHERE hour_start >= $1 AND hour_start <= $2 ORDER BY hour_start`,
+    [new Date(options.fromMs), new Date(options.toMs)],
   )
   return rows
 }

@@ -79,7 +79,8 @@ const CRAWL_WRITE = `WITH u AS MATERIALIZED (
      UPDATE page_schedule s SET ${setList(CRAWL_FIELDS, 'page_schedule')},
        lease_id = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_id END,
        leased_by = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_by END,
-       lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END
+       lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END,
+       leased_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_at END
      FROM u WHERE s.page_id = u."id"`
 
 /** A crawl write as its JSON record travels (times as RFC 3339, the estimator state as base64). */

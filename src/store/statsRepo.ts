@@ -239,6 +239,10 @@ export interface CrawlActivityRow {
   changes: number
 }
 
+/** The start of the hour a timestamptz falls in, as SQL: whole UTC hours whatever the session's time zone. */
+export const utcHourStart = (t: string): string =>
+  `to_timestamp(floor(extract(epoch FROM ${t}) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR})`
+
 /**
  * Crawls (observations by crawl time) and detected changes per hour and reported HTTP status in
  * (from, to]: one scan of the window (observations_crawled_at_brin), a few rows per hour.
@@ -248,7 +252,7 @@ export async function readCrawlActivity(
   options: { fromMs: number; toMs: number },
 ): Promise<CrawlActivityRow[]> {
   const { rows } = await q.query<CrawlActivityRow>(
-    `SELECT to_timestamp(floor(extract(epoch FROM crawled_at) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR}) AS "hourStart",
+    `SELECT ${utcHourStart('crawled_at')} AS "hourStart",
        http_status::int AS "httpStatus", fetch_error AS "fetchError",
        count(*)::int AS crawls, count(*) FILTER (WHERE changed)::int AS changes
      FROM observations WHERE crawled_at > $1 AND crawled_at <= $2

@@ -27,6 +27,10 @@ interface PageListWindow {
   recrawlDashboard?: { pageListLoads?: number; page?: { url: string } | null }
 }
 
+interface LeaseWindow {
+  recrawlDashboard?: { leases?: { history: unknown[] } }
+}
+
 interface HostViewWindow {
   recrawlDashboard?: { ready?: boolean; hostLoads?: number; hosts?: { total: number; hosts: { host: string }[] } }
 }
@@ -154,6 +158,24 @@ describe('host view in chromium', () => {
       assert.equal(ys('current hour so far (partial, per elapsed time)')[at], (1 * 3600 * 24) / 120)
       assert.equal(ys('crawled per hour × 24')[budget.xs.indexOf(T0 / 1000 - 3600)], 1830 * 24, 'the last full hour')
 
+      // So does the by-status chart: each class's count of the unfinished hour, dashed, at its pace so far.
+      const fetches = (await page.evaluate(`(() => {
+        const u = globalThis.recrawlDashboard.plots['chart-fetches']
+        return { xs: Array.from(u.data[0]), series: u.series.map((s, i) => ({ label: s.label, dash: s.dash ?? null, ys: Array.from(u.data[i]) })) }
+      })()`)) as { xs: number[]; series: { label: string; dash: number[] | null; ys: (number | null | undefined)[] }[] }
+      const byClass = (label: string) => fetches.series.find((x) => x.label === label)!
+      const now = fetches.xs.indexOf(T0 / 1000)
+      const lastFull = fetches.xs.indexOf(T0 / 1000 - 3600)
+      assert.equal(byClass('2xx').ys[now], null, 'no full-hour step for the unfinished hour')
+      // The last full hour: every page's crawl but h07's 8 (DNS) and h03's 4 (503).
+      assert.equal(byClass('2xx').ys[lastFull], 1830 - 8 - 4)
+      // The crawl of the current hour was reported without a status: one in two minutes, 30 an hour.
+      const partial = byClass('no status: current hour so far (partial, per elapsed time)')
+      assert.deepEqual(partial.dash, [4, 4])
+      assert.equal(partial.ys[now], (1 * 3600) / 120)
+      assert.equal(byClass('no status').ys[now], null)
+      assert.equal(byClass('2xx: current hour so far (partial, per elapsed time)').ys[now], 0)
+
       // The allowance tile: 10,000 a day with a 2-hour burst holds hundreds of tokens, more than the overdue pages.
       const allowance = await page.locator('#allowance-tile').innerText()
       assert.match(allowance, /hand-out allowance: not limiting/)
@@ -169,15 +191,63 @@ describe('host view in chromium', () => {
         ],
       )
       assert.equal(await page.locator('#lease-overview-table tr.bad[data-worker="crawler-stuck"]').count(), 1)
-      assert.match(leaseRows[0]![4]!, /\(1 min ago\)$/)
-      assert.match(leaseRows[1]![5]!, /\(in 58 min\)$/)
+      assert.deepEqual(
+        leaseRows.map((r) => r[4]),
+        ['2 min', '2 min'],
+        'both leases were taken two minutes ago',
+      )
+      assert.match(leaseRows[0]![5]!, /\(1 min ago\)$/)
+      assert.match(leaseRows[1]![6]!, /\(in 58 min\)$/)
       assert.match(
         await page.locator('#lease-note').innerText(),
-        /^2 workers hold leased pages; 1 hold pages past their lease .*returned to the pool since this replica started: 0\.$/,
+        /^2 workers hold leased pages; 1 hold pages past their lease \(neither reported nor given back in time\)$/,
       )
 
       await mkdir(ARTIFACTS, { recursive: true })
       await page.screenshot({ path: new URL('dashboard-main.png', ARTIFACTS).pathname, fullPage: false })
+
+      // The lease history: crawler-ok gives its lease back, a lease call returns crawler-stuck's expired pages.
+      const held = (await t.app.inject({ method: 'GET', url: '/v1/pages?host=leases.example' })).json().pages as {
+        lease: { leaseId: string; worker: string } | null
+      }[]
+      const okLease = held.find((p) => p.lease?.worker === 'crawler-ok')!.lease!.leaseId
+      assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/leases/${okLease}` })).json().released, 5)
+      const returning = await t.app.inject({
+        method: 'POST',
+        url: '/v1/leases',
+        payload: { worker: 'crawler-next', limit: 1, hosts: ['nowhere.example'] },
+      })
+      assert.equal(returning.statusCode, 200, returning.body)
+      const leaseLoads = (await page.evaluate(() => (globalThis as LeaseWindow).recrawlDashboard!.leases)) as unknown
+      await page.selectOption('#window-hours', '6')
+      await page.waitForFunction(
+        (before) => {
+          const leases = (globalThis as LeaseWindow).recrawlDashboard!.leases
+          return leases !== before && leases?.history.length === 6
+        },
+        leaseLoads,
+        { timeout: 10_000 },
+      )
+      const history = (await page.evaluate(`(() => {
+        const u = globalThis.recrawlDashboard.plots['chart-lease-history']
+        return { xs: Array.from(u.data[0]), series: u.series.map((s, i) => ({ label: s.label, ys: Array.from(u.data[i]) })) }
+      })()`)) as { xs: number[]; series: { label: string; ys: (number | null | undefined)[] }[] }
+      const line = (label: string) => history.series.find((x) => x.label === label)!.ys
+      const current = history.xs.indexOf(T0 / 1000)
+      assert.equal(history.xs[0], T0 / 1000 - 5 * 3600, 'six hours, the current one last')
+      assert.equal(line('expired: current hour so far')[current], 3)
+      assert.equal(line('given back: current hour so far')[current], 5)
+      assert.deepEqual(line('expired unreported').slice(0, 5), [0, 0, 0, 0, 0])
+      assert.deepEqual(line('given back').slice(0, 5), [0, 0, 0, 0, 0])
+      assert.match(
+        await page.locator('#lease-history-note').innerText(),
+        /^In the last 6 hours: 3 leased pages expired without a report .*, 5 were given back by their workers\./,
+      )
+      assert.equal(
+        await page.locator('#lease-overview-table tbody tr[data-worker]').count(),
+        0,
+        'no page is leased now',
+      )
 
       await afterHostLoad(page, () => page.click('#host-overview-table th[data-sort="host"]'))
       rows = await hostRows(page)

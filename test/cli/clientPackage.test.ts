@@ -1,10 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { REPO_DIR } from './processes.ts'
+import { REPO_DIR, runProcess } from './processes.ts'
 import { startTestApp } from '../helpers/testApp.ts'
 import { listenOnLoopback } from '../helpers/listen.ts'
 
@@ -16,27 +15,8 @@ import { listenOnLoopback } from '../helpers/listen.ts'
 const CLIENT_DIR = join(REPO_DIR, 'packages/client')
 const TSC = join(REPO_DIR, 'node_modules/typescript/bin/tsc')
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
+/** One command of the test (npm, tsc, node) in `cwd`, killed after two minutes. */
+const run = (command: string, args: string[], cwd: string) => runProcess(command, args, { cwd, timeoutMs: 120_000 })
 
 async function succeed(command: string, args: string[], cwd: string): Promise<string> {
   const result = await run(command, args, cwd)

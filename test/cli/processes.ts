@@ -29,6 +29,34 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
 
 const SERVICE_START_TIMEOUT_MS = 180_000
 
+/**
+ * Runs `command` with `args` in `cwd` to its end (killed after `timeoutMs`), with this environment less the
+ * database settings, plus `env`.
+ */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: childEnv(options.env ?? {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 180_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
 /** Runs one CLI command to its end (killed after `timeoutMs`). */
 export function runCli(
   args: string[],
@@ -36,23 +64,7 @@ export function runCli(
   entry: Entry = SOURCES,
   timeoutMs = 180_000,
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry.args, ...args], {
-      cwd: entry.cwd,
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+  return runProcess(process.execPath, [...entry.args, ...args], { cwd: entry.cwd, env, timeoutMs })
 }
 
 interface Service {

@@ -8,6 +8,7 @@ import { createRandom } from '../../src/math/random.ts'
 import type { FastifyInstance } from 'fastify'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
+import { TOP_HOSTS } from '../../src/ops/metrics.ts'
 import type { components } from '@recrawl/client'
 
 // ---------------------------------------------------------------- a small parser of the Prometheus text format
@@ -368,6 +369,77 @@ describe('GET /metrics after a known sequence of requests', () => {
     })
     assert.equal(post.statusCode, 200, post.body)
     assert.equal(counter(await scrape(t.app), 'recrawl_host_backoffs_total'), 1)
+  })
+
+  it('crawls per host for the most crawled hosts only: a bounded label', async (ctx) => {
+    const t = await metricsApp(ctx)
+    // Host i gets i + 1 crawls (the last one late, stored too); a duplicate counts for none.
+    const hosts = TOP_HOSTS + 5
+    const now = t.clock.nowMs()
+    const observations = []
+    for (let i = 0; i < hosts; i++)
+      for (let k = 0; k <= i; k++)
+        observations.push({
+          url: `https://h${i}.example/`,
+          crawledAt: iso(now - (k + 1) * 60_000),
+          changed: k % 2 === 0,
+        })
+    observations.push({ url: 'https://h0.example/', crawledAt: iso(now - 60_000), changed: true })
+    const res = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().duplicates, 1)
+    const m = await scrape(t.app)
+    const family = m.get('recrawl_host_crawls_total')!
+    assert.equal(family.type, 'counter')
+    const byHost = Object.fromEntries(family.samples.map((s) => [s.labels.host, s.value]))
+    const expected = Object.fromEntries(
+      Array.from({ length: TOP_HOSTS }, (_, j) => hosts - 1 - j).map((i) => [`h${i}.example`, i + 1]),
+    )
+    assert.deepEqual(byHost, expected)
+  })
+
+  it('time limited by the budget: the time between snapshots while the allowance holds the fleet back', async (ctx) => {
+    const t = await metricsApp(ctx)
+    // The gauges of one scrape share a snapshot until the event loop turns: let it turn, so each scrape takes its own.
+    const fresh = async () => {
+      await new Promise((resolve) => setImmediate(resolve))
+      return scrape(t.app)
+    }
+    const limited = async () => counter(await fresh(), 'recrawl_budget_limited_seconds_total')
+    const limiting = async () => counter(await fresh(), 'recrawl_handout_allowance_limiting')
+    assert.equal(await limited(), 0)
+    t.clock.advanceMs(60_000)
+    assert.equal(await limited(), 0, 'nothing overdue: not limited')
+    // A budget of 24 a day holds 2 tokens; 30 overdue pages are more than it can hand out.
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: { budgetCrawlsPerDay: 24 },
+    })
+    assert.equal(patch.statusCode, 200, patch.body)
+    const pages = Array.from({ length: 30 }, (_, i) => ({ url: `https://limited.example/${i}` }))
+    assert.equal((await t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } })).statusCode, 200)
+    t.clock.advanceMs(2 * MS_PER_DAY)
+    assert.equal(await limiting(), 1)
+    t.clock.advanceMs(45_000)
+    assert.equal(await limited(), 45, 'limited from the previous snapshot to this one')
+    t.clock.advanceMs(30_000)
+    assert.equal(await limited(), 75)
+    t.clock.advanceMs(10 * 60_000)
+    assert.equal(await limited(), 75, 'a gap of ten minutes without a snapshot does not count')
+    // A budget that covers every overdue page: no longer limited, and the time stops growing.
+    const raise = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/settings',
+      payload: { budgetCrawlsPerDay: 100_000 },
+    })
+    assert.equal(raise.statusCode, 200, raise.body)
+    const lease = await t.app.inject({ method: 'POST', url: '/v1/leases', payload: { worker: 'w', limit: 1000 } })
+    assert.equal(lease.statusCode, 200, lease.body)
+    assert.equal(await limiting(), 0)
+    const before = await limited()
+    t.clock.advanceMs(60_000)
+    assert.equal(await limited(), before)
   })
 
   it('optimiser runs and their duration histogram', async (ctx) => {

@@ -66,7 +66,7 @@ export const leasesRoutes: FastifyPluginAsyncZod<AppContext & LeasesHooks> = asy
       description:
         'Each worker’s leases, pages and expiry range, with the pages it holds past their lease’s expiry; those workers come first (docs/api.md "Lease overview").',
       querystring: leaseOverviewQuerySchema,
-      response: { 200: json('The workers.', leaseOverviewSchema), ...problems({ 400: 'Bad limit.' }) },
+      response: { 200: json('The workers.', leaseOverviewSchema), ...problems({ 400: 'Bad limit or hours.' }) },
     },
     handler: async (request) => leaseOverview(ctx, request.query),
   })

@@ -18,7 +18,8 @@ import {
   type Stats,
 } from '../../ops/stats.ts'
 import { json, problems } from '../responses.ts'
-import { HOURS_PER_DAY, MS_PER_SECOND } from '../../math/units.ts'
+import { HOURS_PER_DAY, MS_PER_SECOND, SECONDS_PER_HOUR } from '../../math/units.ts'
+import { EXAMPLE_NOW, exampleTime } from '../../core/examples.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -64,12 +65,101 @@ export function installOps(
   return { metrics, stats }
 }
 
+/** Pages by rate in the 24 log bins of the stats (10^-3 … 10^3 per day), for the example of GET /v1/stats. */
+const exampleHistogram = (counts: number[]) => ({
+  edgesPerDay: Array.from({ length: 25 }, (_, i) => Number((10 ** (-3 + i / 4)).toPrecision(4))),
+  counts: [...Array<number>(24 - counts.length).fill(0), ...counts],
+  below: 0,
+  above: 0,
+  unknown: 1,
+})
+
+const STATS_EXAMPLE = {
+  takenAt: EXAMPLE_NOW,
+  pages: 203,
+  pagesLeased: 25,
+  pagesByStatus: { active: 190, failing: 8, gone: 4, redirected: 1, noisy: 2 },
+  pagesOverdue: 12,
+  oldestOverdueAgeSeconds: 840,
+  expectedFreshness: 0.912,
+  schedule: 'periodic' as const,
+  budgetCrawlsPerDay: 900,
+  plannedCrawlsPerDay: 899.6,
+  crawlsPerDayLastHour: 912,
+  handOutAllowance: { tokens: 3.2, capacity: 75, reserve: 1.875, perDay: 900, limiting: true },
+  counters: {
+    observations: { accepted: 6110, duplicate: 4, late: 12, rejected: 3 },
+    fetchesByStatusClass: { '1xx': 0, '2xx': 5720, '3xx': 41, '4xx': 198, '5xx': 92, error: 75, none: 0 },
+    changesDetected: 1630,
+    leasesGranted: 2416,
+    leasesExpired: 37,
+    optimizerRuns: 2016,
+  },
+  windowHours: 2,
+  windowStart: exampleTime(-2 * SECONDS_PER_HOUR),
+  windowEnd: EXAMPLE_NOW,
+  optimizer: { lambda: 0.0132, solvedAt: exampleTime(-120) },
+  changeRateHistogram: exampleHistogram([3, 9, 30, 61, 52, 25, 13, 6, 1, 0, 0, 0, 0]),
+  crawlRateHistogram: exampleHistogram([12, 40, 88, 44, 16, 2, 0, 0, 0, 0, 0, 0, 0]),
+  optimizerRuns: [
+    {
+      id: '2016',
+      startedAt: exampleTime(-120),
+      durationMs: 18.2,
+      trigger: 'periodic',
+      objective: 'freshness-periodic',
+      lambda: 0.0132,
+      pages: 203,
+      pagesCrawled: 198,
+      budgetCrawlsPerDay: 900,
+      expectedFreshness: 0.912,
+      pagesRetimed: 14,
+    },
+  ],
+  topOverdueHosts: [{ host: 'example.org', pagesOverdue: 7, oldestOverdueAgeSeconds: 840 }],
+  series: {
+    bucketSeconds: 60,
+    points: [
+      {
+        at: exampleTime(-60),
+        pages: 203,
+        pagesOverdue: 11,
+        oldestOverdueAgeSeconds: 780,
+        expectedFreshness: 0.913,
+        budgetCrawlsPerDay: 900,
+        plannedCrawlsPerDay: 899.6,
+        crawlsPerDayLastHour: 904,
+      },
+    ],
+  },
+  crawlActivity: [
+    {
+      hourStart: exampleTime(-SECONDS_PER_HOUR),
+      crawls: 38,
+      changes: 9,
+      fetchesByStatusClass: { '1xx': 0, '2xx': 33, '3xx': 1, '4xx': 2, '5xx': 1, error: 1, none: 0 },
+    },
+  ],
+  fetchFailures: [
+    { host: 'example.org', httpStatus: 503, fetchError: null, fetches: 5, pages: 3, lastCrawledAt: exampleTime(-300) },
+    {
+      host: 'example.net',
+      httpStatus: null,
+      fetchError: 'timeout' as const,
+      fetches: 2,
+      pages: 2,
+      lastCrawledAt: exampleTime(-900),
+    },
+  ],
+}
+
 const statsResponseSchema = z
   .object({ ...statsSnapshotSchema.shape, counters: counterTotalsSchema, ...statsDetailsSchema.shape })
   .meta({
     id: 'Stats',
     description:
       'The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.',
+    examples: [STATS_EXAMPLE],
   })
 
 /** GET /metrics (open), GET /v1/stats (reader) and the dashboard at / with its chart library. */
@@ -84,7 +174,23 @@ export const opsRoutes: FastifyPluginAsyncZod<Ops> = async (app, ops) => {
       response: {
         200: {
           description: 'Every metric in the Prometheus text exposition format (version 0.0.4).',
-          content: { 'text/plain': { schema: z.string() } },
+          content: {
+            'text/plain': {
+              schema: z.string().meta({
+                examples: [
+                  [
+                    '# HELP recrawl_pages Registered pages.',
+                    '# TYPE recrawl_pages gauge',
+                    'recrawl_pages 203',
+                    '# HELP recrawl_observations_total Crawl reports by result.',
+                    '# TYPE recrawl_observations_total counter',
+                    'recrawl_observations_total{result="accepted"} 6110',
+                    '',
+                  ].join('\n'),
+                ],
+              }),
+            },
+          },
         },
       },
     },

@@ -497,7 +497,17 @@ export interface components {
             /** @description null = the settings’ maxCrawlsPerDay. */
             maxCrawlsPerDay?: number | null;
         };
-        /** @description An action on every page a filter takes, or only its count (dryRun). */
+        /**
+         * @description An action on every page a filter takes, or only its count (dryRun).
+         * @example {
+         *       "filter": {
+         *         "host": "example.org",
+         *         "status": "gone"
+         *       },
+         *       "action": "delete",
+         *       "dryRun": true
+         *     }
+         */
         BulkPages: {
             filter: components["schemas"]["PageFilter"];
             /**
@@ -509,7 +519,13 @@ export interface components {
             /** @description true: only count the pages the action would take (default false). */
             dryRun?: boolean;
         };
-        /** @description What a bulk action took and did. */
+        /**
+         * @description What a bulk action took and did.
+         * @example {
+         *       "matched": 8,
+         *       "applied": 0
+         *     }
+         */
         BulkPagesResult: {
             /** @description Pages the filter took. */
             matched: number;
@@ -573,7 +589,86 @@ export interface components {
             section: string;
             note?: string;
         };
-        /** @description Every estimator the page history supports, with confidence intervals, change classes and the update distribution. */
+        /**
+         * @description Every estimator the page history supports, with confidence intervals, change classes and the update distribution.
+         * @example {
+         *       "pageId": "2",
+         *       "intervals": 3,
+         *       "changes": 2,
+         *       "observedDays": 3,
+         *       "historyObservations": 4,
+         *       "estimators": [
+         *         {
+         *           "name": "naive",
+         *           "changesPerDay": 0.6667,
+         *           "ci95": null,
+         *           "source": "online",
+         *           "section": "1.1"
+         *         },
+         *         {
+         *           "name": "mle",
+         *           "changesPerDay": 1.0986,
+         *           "ci95": null,
+         *           "source": "online",
+         *           "section": "1.5"
+         *         },
+         *         {
+         *           "name": "mleAdaptive",
+         *           "changesPerDay": 1.0986,
+         *           "ci95": null,
+         *           "source": "online",
+         *           "section": "1.5, 2",
+         *           "note": "MLE over the last 3 intervals, since the last of 0 detected changes of rate"
+         *         },
+         *         {
+         *           "name": "lastModified",
+         *           "changesPerDay": null,
+         *           "ci95": null,
+         *           "source": "online",
+         *           "section": "1.8"
+         *         },
+         *         {
+         *           "name": "mleExact",
+         *           "changesPerDay": 1.0986,
+         *           "ci95": [
+         *             0.256,
+         *             4.7148
+         *           ],
+         *           "source": "history",
+         *           "section": "1.5"
+         *         }
+         *       ],
+         *       "changeClasses": [
+         *         {
+         *           "name": "hourly",
+         *           "changesPerDay": 24,
+         *           "probability": 0
+         *         },
+         *         {
+         *           "name": "daily",
+         *           "changesPerDay": 1,
+         *           "probability": 0.8996
+         *         },
+         *         {
+         *           "name": "weekly",
+         *           "changesPerDay": 0.1429,
+         *           "probability": 0.094
+         *         },
+         *         {
+         *           "name": "monthly",
+         *           "changesPerDay": 0.0333,
+         *           "probability": 0.0064
+         *         },
+         *         {
+         *           "name": "yearly",
+         *           "changesPerDay": 0.0027,
+         *           "probability": 0
+         *         }
+         *       ],
+         *       "localRate": null,
+         *       "updateDistribution": null
+         *     }
+         */
         Estimates: {
             pageId: string;
             intervals: number;
@@ -636,12 +731,28 @@ export interface components {
             /** @description Whether the allowance holds the fleet back: fewer whole tokens than overdue pages, so a lease now could not take them all (it would say limitedBy budgetAllowance). */
             limiting: boolean;
         };
-        /** @description The process serves requests. */
+        /**
+         * @description The process serves requests.
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
         Health: {
             /** @constant */
             status: "ok";
         };
-        /** @description A host with politeness limits or pacing. */
+        /**
+         * @description A host with politeness limits or pacing.
+         * @example {
+         *       "host": "example.org",
+         *       "maxCrawlsPerDay": 2000,
+         *       "minDelaySeconds": 10,
+         *       "crawlDelaySeconds": null,
+         *       "throttleDelaySeconds": 60,
+         *       "paceSeconds": 60,
+         *       "pages": 120
+         *     }
+         */
         Host: {
             host: string;
             /** @description Cap on the host’s total crawl rate; null = none. */
@@ -680,14 +791,35 @@ export interface components {
             /** @description No answer: other errors. */
             other: number;
         };
-        /** @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given. */
+        /**
+         * @description PUT semantics: both limits are replaced; an absent one is null. At least one must be given.
+         * @example {
+         *       "maxCrawlsPerDay": 2000,
+         *       "minDelaySeconds": 10
+         *     }
+         */
         HostLimits: {
             /** @description Cap on the host’s total crawl rate (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.2); null or absent = none. */
             maxCrawlsPerDay?: number | null;
             /** @description Minimum time between two leased pages of the host; null or absent = none. */
             minDelaySeconds?: number | null;
         };
-        /** @description Every host with limits or pacing, by name. */
+        /**
+         * @description Every host with limits or pacing, by name.
+         * @example {
+         *       "hosts": [
+         *         {
+         *           "host": "example.org",
+         *           "maxCrawlsPerDay": 2000,
+         *           "minDelaySeconds": 10,
+         *           "crawlDelaySeconds": null,
+         *           "throttleDelaySeconds": 60,
+         *           "paceSeconds": 60,
+         *           "pages": 120
+         *         }
+         *       ]
+         *     }
+         */
         HostList: {
             hosts: components["schemas"]["Host"][];
         };
@@ -696,7 +828,7 @@ export interface components {
             host: string;
             /** @description Pages registered on the host. */
             pages: number;
-            pagesByStatus: components["schemas"]["HostPagesByStatus"];
+            pagesByStatus: components["schemas"]["PagesByStatus"];
             /** @description Pages due and not held by an unexpired lease. */
             pagesOverdue: number;
             /** @description Σ crawlsPerDay of the host’s pages (the current plan). */
@@ -719,22 +851,54 @@ export interface components {
             crawlsLastDay: number;
             failuresLastDay: components["schemas"]["HostFailures"];
         };
-        /** @description One response of the host overview, in the requested order. */
+        /**
+         * @description One response of the host overview, in the requested order.
+         * @example {
+         *       "hosts": [
+         *         {
+         *           "host": "example.org",
+         *           "pages": 120,
+         *           "pagesByStatus": {
+         *             "active": 112,
+         *             "failing": 5,
+         *             "gone": 3,
+         *             "redirected": 0,
+         *             "noisy": 1
+         *           },
+         *           "pagesOverdue": 4,
+         *           "plannedCrawlsPerDay": 1850.5,
+         *           "capCrawlsPerDay": 2000,
+         *           "maxCrawlsPerDay": 2000,
+         *           "paceSeconds": 10,
+         *           "throttleDelaySeconds": null,
+         *           "blockedUntil": null,
+         *           "blockIncidents": 0,
+         *           "expectedFreshness": 0.93,
+         *           "crawlsLastDay": 1790,
+         *           "failuresLastDay": {
+         *             "total": 14,
+         *             "http4xx": 6,
+         *             "http429": 0,
+         *             "http5xx": 5,
+         *             "httpOther": 0,
+         *             "timeout": 2,
+         *             "dns": 1,
+         *             "connection": 0,
+         *             "tls": 0,
+         *             "other": 0
+         *           }
+         *         }
+         *       ],
+         *       "total": 11,
+         *       "nextCursor": "1"
+         *     }
+         */
         HostOverviewList: {
             hosts: components["schemas"]["HostOverview"][];
             /** @description Hosts matching the filter. */
             total: number;
             /** @description Pass as cursor for the next hosts; null at the end. */
             nextCursor: string | null;
-        };
-        /** @description The host’s pages by status (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Fetch outcomes"). */
-        HostPagesByStatus: {
-            active: number;
-            failing: number;
-            gone: number;
-            redirected: number;
-            /** @description Pages whose content hash changed on every fetch (any status). */
-            noisy: number;
         };
         IntervalCdfPoint: {
             intervalDays: number;
@@ -764,7 +928,14 @@ export interface components {
              */
             expiresAt: string;
         };
-        /** @description The lease after a heartbeat. */
+        /**
+         * @description The lease after a heartbeat.
+         * @example {
+         *       "leaseId": "0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40",
+         *       "expiresAt": "2026-03-02T12:10:00.000Z",
+         *       "pages": 2
+         *     }
+         */
         LeaseExtended: {
             leaseId: string;
             /**
@@ -775,12 +946,53 @@ export interface components {
             /** @description Pages the lease still holds, now until expiresAt. */
             pages: number;
         };
-        /** @description A heartbeat: keep the pages of the lease for longer. */
+        /**
+         * @description A heartbeat: keep the pages of the lease for longer.
+         * @example {
+         *       "leaseSeconds": 300
+         *     }
+         */
         LeaseExtension: {
             /** @description The lease now expires this long from now. Default: 300. */
             leaseSeconds?: number;
         };
-        /** @description Due pages handed out under one lease. */
+        /**
+         * @description Due pages handed out under one lease.
+         * @example {
+         *       "leaseId": "0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40",
+         *       "expiresAt": "2026-03-02T12:05:00.000Z",
+         *       "pages": [
+         *         {
+         *           "id": "2",
+         *           "url": "https://example.com/news",
+         *           "host": "example.com",
+         *           "dueAt": "2026-03-02T11:50:00.000Z",
+         *           "etag": null,
+         *           "lastModified": null,
+         *           "contentHash": "sha256:77ab",
+         *           "ifNoneMatch": null,
+         *           "ifModifiedSince": null
+         *         },
+         *         {
+         *           "id": "1",
+         *           "url": "https://example.com/about",
+         *           "host": "example.com",
+         *           "dueAt": "2026-03-02T11:59:00.000Z",
+         *           "etag": "\"c3d4\"",
+         *           "lastModified": "2026-02-20T12:00:00.000Z",
+         *           "contentHash": "sha256:c3d4",
+         *           "ifNoneMatch": "\"c3d4\"",
+         *           "ifModifiedSince": "Fri, 20 Feb 2026 12:00:00 GMT"
+         *         }
+         *       ],
+         *       "limitedBy": [
+         *         "nothingDue"
+         *       ],
+         *       "retryAfterSeconds": 1800,
+         *       "nextDueAt": "2026-03-02T12:30:00.000Z",
+         *       "pacedHosts": []
+         *     }
+         */
         LeaseGrant: {
             /** @description Report each crawl with this leaseId to complete the lease for that page. */
             leaseId: string;
@@ -800,18 +1012,86 @@ export interface components {
             /** @description After a short lease: the paced hosts whose due pages wait for their turn, the soonest first (at most 100). */
             pacedHosts: components["schemas"]["PacedHost"][];
         };
-        /** @description Leased pages by worker, those holding pages past expiry first. */
+        /** @description What became of leased pages in one hour, other than a crawl report. */
+        LeaseHistoryHour: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp.
+             */
+            hourStart: string;
+            /** @description Leased pages whose lease expired in this hour without a report or a release (counted when a lease call returns them to the pool). */
+            pagesExpired: number;
+            /** @description Leased pages workers gave back in this hour: released (retry or skip), or their lease ended early. */
+            pagesGivenBack: number;
+        };
+        /**
+         * @description Leased pages by worker, those holding pages past expiry first, and the hourly lease history.
+         * @example {
+         *       "workers": [
+         *         {
+         *           "worker": "crawler-4",
+         *           "leases": 1,
+         *           "pages": 25,
+         *           "pagesPastExpiry": 25,
+         *           "oldestLeaseAgeSeconds": 3600,
+         *           "earliestExpiresAt": "2026-03-02T11:05:00.000Z",
+         *           "latestExpiresAt": "2026-03-02T11:05:00.000Z"
+         *         },
+         *         {
+         *           "worker": "crawler-1",
+         *           "leases": 2,
+         *           "pages": 130,
+         *           "pagesPastExpiry": 0,
+         *           "oldestLeaseAgeSeconds": 180,
+         *           "earliestExpiresAt": "2026-03-02T12:02:00.000Z",
+         *           "latestExpiresAt": "2026-03-02T12:04:50.000Z"
+         *         }
+         *       ],
+         *       "totalWorkers": 2,
+         *       "history": [
+         *         {
+         *           "hourStart": "2026-03-02T10:00:00.000Z",
+         *           "pagesExpired": 0,
+         *           "pagesGivenBack": 3
+         *         },
+         *         {
+         *           "hourStart": "2026-03-02T11:00:00.000Z",
+         *           "pagesExpired": 25,
+         *           "pagesGivenBack": 1
+         *         },
+         *         {
+         *           "hourStart": "2026-03-02T12:00:00.000Z",
+         *           "pagesExpired": 0,
+         *           "pagesGivenBack": 0
+         *         }
+         *       ]
+         *     }
+         */
         LeaseOverview: {
             workers: components["schemas"]["WorkerLeases"][];
             /** @description Workers holding leased pages (workers may list fewer). */
             totalWorkers: number;
+            /** @description Every hour of the last `hours`, oldest first, the current (partial) one last (0 for hours without events). */
+            history: components["schemas"]["LeaseHistoryHour"][];
         };
-        /** @description What releasing the lease returned to the pool. */
+        /**
+         * @description What releasing the lease returned to the pool.
+         * @example {
+         *       "released": 2
+         *     }
+         */
         LeaseRelease: {
             /** @description Pages returned to the pool. */
             released: number;
         };
-        /** @description Who takes the lease, how many pages, for how long, and optionally from which hosts. */
+        /**
+         * @description Who takes the lease, how many pages, for how long, and optionally from which hosts.
+         * @example {
+         *       "worker": "crawler-1",
+         *       "limit": 100,
+         *       "leaseSeconds": 300
+         *     }
+         */
         LeaseRequest: {
             /** @description Name of the crawler taking the lease (shown on leased pages). */
             worker: string;
@@ -920,7 +1200,34 @@ export interface components {
              */
             receivedAt: string;
         };
-        /** @description Crawl reports, applied in one transaction. */
+        /**
+         * @description Crawl reports, applied in one transaction.
+         * @example {
+         *       "observations": [
+         *         {
+         *           "url": "https://example.com/news",
+         *           "crawledAt": "2026-03-02T12:00:00.000Z",
+         *           "contentHash": "sha256:9e01",
+         *           "httpStatus": 200,
+         *           "leaseId": "0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40"
+         *         },
+         *         {
+         *           "url": "https://example.com/about",
+         *           "crawledAt": "2026-03-02T12:00:00.000Z",
+         *           "httpStatus": 304,
+         *           "etag": "\"c3d4\"",
+         *           "leaseId": "0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40"
+         *         },
+         *         {
+         *           "url": "https://example.org/blog",
+         *           "crawledAt": "2026-03-02T12:00:00.000Z",
+         *           "httpStatus": 503,
+         *           "retryAfter": "120",
+         *           "leaseId": "0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40"
+         *         }
+         *       ]
+         *     }
+         */
         ObservationBatch: {
             /** @description At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied. */
             observations: components["schemas"]["ObservationReport"][];
@@ -931,13 +1238,61 @@ export interface components {
             late: number;
             rejected: number;
         };
-        /** @description A page's observations, newest first, one response of a cursor listing. */
+        /**
+         * @description A page's observations, newest first, one response of a cursor listing.
+         * @example {
+         *       "observations": [
+         *         {
+         *           "crawledAt": "2026-03-02T12:00:00.000Z",
+         *           "changed": true,
+         *           "contentHash": "sha256:9e01",
+         *           "lastModified": null,
+         *           "httpStatus": 200,
+         *           "applied": true,
+         *           "late": false,
+         *           "intervalSeconds": 86400,
+         *           "receivedAt": "2026-03-02T12:00:01.000Z"
+         *         },
+         *         {
+         *           "crawledAt": "2026-03-01T12:00:00.000Z",
+         *           "changed": false,
+         *           "contentHash": "sha256:77ab",
+         *           "lastModified": null,
+         *           "httpStatus": 200,
+         *           "applied": true,
+         *           "late": false,
+         *           "intervalSeconds": 86400,
+         *           "receivedAt": "2026-03-01T12:00:01.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "2026-03-01T12:00:00.000Z"
+         *     }
+         */
         ObservationList: {
             observations: components["schemas"]["Observation"][];
             /** @description Pass as before for the next items; null at the end. */
             nextCursor: string | null;
         };
-        /** @description What became of a batch of reports: accepted + duplicates + late + rejected = items. */
+        /**
+         * @description What became of a batch of reports: accepted + duplicates + late + rejected = items.
+         * @example {
+         *       "accepted": 2,
+         *       "duplicates": 0,
+         *       "late": 0,
+         *       "rejected": [
+         *         {
+         *           "index": 2,
+         *           "reason": "crawledAt is more than 5 minutes in the future"
+         *         }
+         *       ],
+         *       "leaseNotCompleted": [
+         *         {
+         *           "index": 1,
+         *           "reason": "the page is under no lease (lease 0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40 is unknown, released or already completed); the crawl was applied"
+         *         }
+         *       ]
+         *     }
+         */
         ObservationReceipt: {
             /** @description Stored and applied in order (baselines included). */
             accepted: number;
@@ -989,7 +1344,18 @@ export interface components {
             /** @description Completes that lease for this page. */
             leaseId?: string;
         };
-        /** @description The outcome of one optimiser run: the multiplier, the rates it set and what it cost. */
+        /**
+         * @description The outcome of one optimiser run: the multiplier, the rates it set and what it cost.
+         * @example {
+         *       "lambda": 0.275,
+         *       "pages": 3,
+         *       "pagesCrawled": 3,
+         *       "budgetCrawlsPerDay": 4,
+         *       "expectedFreshness": 0.7146,
+         *       "durationMs": 12.4,
+         *       "pagesRetimed": 3
+         *     }
+         */
         OptimizerRun: {
             /** @description The budget’s Lagrange multiplier, in importance × per-day units. */
             lambda: number;
@@ -1067,7 +1433,48 @@ export interface components {
              */
             nextLeaseAt: string;
         };
-        /** @description A page: its attributes, crawl history counts, every online estimate, its rate and due time. */
+        /**
+         * @description A page: its attributes, crawl history counts, every online estimate, its rate and due time.
+         * @example {
+         *       "id": "2",
+         *       "url": "https://example.com/news",
+         *       "host": "example.com",
+         *       "importance": 3,
+         *       "minCrawlsPerDay": null,
+         *       "maxCrawlsPerDay": null,
+         *       "crawls": 4,
+         *       "intervals": 3,
+         *       "changes": 2,
+         *       "firstCrawledAt": "2026-02-27T12:00:00.000Z",
+         *       "lastCrawledAt": "2026-03-02T12:00:00.000Z",
+         *       "lastChangedAt": "2026-03-02T12:00:00.000Z",
+         *       "changesPerDay": 1.0986,
+         *       "estimator": "mleAdaptive",
+         *       "estimates": {
+         *         "naive": 0.6667,
+         *         "lln": 1,
+         *         "sa": 1.2495,
+         *         "mle": 1.0986,
+         *         "mleAdaptive": 1.0986,
+         *         "momentMatching": 1.0986,
+         *         "choGm": 0.8473,
+         *         "lastModified": null
+         *       },
+         *       "crawlsPerDay": 1.9,
+         *       "nextCrawlAt": "2026-03-03T00:37:53.684Z",
+         *       "dueAt": "2026-03-03T00:37:53.684Z",
+         *       "expectedFreshness": 0.7012,
+         *       "lease": null,
+         *       "status": "active",
+         *       "consecutiveFailures": 0,
+         *       "lastHttpStatus": 200,
+         *       "lastSuccessAt": "2026-03-02T12:00:00.000Z",
+         *       "redirectTo": null,
+         *       "etag": null,
+         *       "lastModified": null,
+         *       "noisy": false
+         *     }
+         */
         Page: {
             /** @description Page id (a decimal integer as a string). */
             id: string;
@@ -1129,12 +1536,35 @@ export interface components {
             /** @description Its content hash changed on every fetch, at intervals where a page changing at most hourly would have shown no change at least once with probability 0.99 (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.11), or even at the shortest probe interval: the crawler hashes noise (ads, timestamps, tokens). Kept at its floor rate until an unchanged fetch; fix the crawler's hashing (hash the normalised main content). */
             noisy: boolean;
         };
-        /** @description Pages to register or update; any invalid item → 400 and nothing is written. */
+        /**
+         * @description Pages to register or update; any invalid item → 400 and nothing is written.
+         * @example {
+         *       "pages": [
+         *         {
+         *           "url": "https://example.com/news",
+         *           "importance": 3
+         *         },
+         *         {
+         *           "url": "https://example.com/about"
+         *         },
+         *         {
+         *           "url": "https://example.org/blog",
+         *           "maxCrawlsPerDay": 24
+         *         }
+         *       ]
+         *     }
+         */
         PageBatch: {
             /** @description At most MAX_BATCH_ITEMS (default 5,000) pages; more → 413. */
             pages: components["schemas"]["PageRegistration"][];
         };
-        /** @description How many pages of the batch were new and how many existed. */
+        /**
+         * @description How many pages of the batch were new and how many existed.
+         * @example {
+         *       "created": 3,
+         *       "updated": 0
+         *     }
+         */
         PageBatchResult: {
             created: number;
             updated: number;
@@ -1153,7 +1583,53 @@ export interface components {
             /** @description Only pages flagged noisy (true) or not (false). */
             noisy?: boolean;
         };
-        /** @description Pages in id order, one response of a cursor listing. */
+        /**
+         * @description Pages in id order, one response of a cursor listing.
+         * @example {
+         *       "pages": [
+         *         {
+         *           "id": "2",
+         *           "url": "https://example.com/news",
+         *           "host": "example.com",
+         *           "importance": 3,
+         *           "minCrawlsPerDay": null,
+         *           "maxCrawlsPerDay": null,
+         *           "crawls": 4,
+         *           "intervals": 3,
+         *           "changes": 2,
+         *           "firstCrawledAt": "2026-02-27T12:00:00.000Z",
+         *           "lastCrawledAt": "2026-03-02T12:00:00.000Z",
+         *           "lastChangedAt": "2026-03-02T12:00:00.000Z",
+         *           "changesPerDay": 1.0986,
+         *           "estimator": "mleAdaptive",
+         *           "estimates": {
+         *             "naive": 0.6667,
+         *             "lln": 1,
+         *             "sa": 1.2495,
+         *             "mle": 1.0986,
+         *             "mleAdaptive": 1.0986,
+         *             "momentMatching": 1.0986,
+         *             "choGm": 0.8473,
+         *             "lastModified": null
+         *           },
+         *           "crawlsPerDay": 1.9,
+         *           "nextCrawlAt": "2026-03-03T00:37:53.684Z",
+         *           "dueAt": "2026-03-03T00:37:53.684Z",
+         *           "expectedFreshness": 0.7012,
+         *           "lease": null,
+         *           "status": "active",
+         *           "consecutiveFailures": 0,
+         *           "lastHttpStatus": 200,
+         *           "lastSuccessAt": "2026-03-02T12:00:00.000Z",
+         *           "redirectTo": null,
+         *           "etag": null,
+         *           "lastModified": null,
+         *           "noisy": false
+         *         }
+         *       ],
+         *       "nextCursor": "2"
+         *     }
+         */
         PageList: {
             pages: components["schemas"]["Page"][];
             /** @description Pass as cursor for the next items; null at the end. */
@@ -1196,11 +1672,36 @@ export interface components {
             /** @description Pages whose content hash changed on every fetch (any status): fix the crawler’s hashing. */
             noisy: number;
         };
-        /** @description Pages of the lease given back without a crawl, each with a reason. */
+        /**
+         * @description Pages of the lease given back without a crawl, each with a reason.
+         * @example {
+         *       "pages": [
+         *         {
+         *           "id": "2",
+         *           "reason": "retry"
+         *         },
+         *         {
+         *           "id": "1",
+         *           "reason": "skip"
+         *         }
+         *       ]
+         *     }
+         */
         PagesRelease: {
             pages: components["schemas"]["PageRelease"][];
         };
-        /** @description What giving pages back did. */
+        /**
+         * @description What giving pages back did.
+         * @example {
+         *       "released": 1,
+         *       "notHeld": [
+         *         {
+         *           "index": 1,
+         *           "reason": "lease 0b6f2d4e-5c1a-4e8b-9f3d-7a2c1e6b8d40 does not hold page 1 (completed, expired, released or never leased)"
+         *         }
+         *       ]
+         *     }
+         */
         PagesReleased: {
             /** @description Pages given back. */
             released: number;
@@ -1267,7 +1768,14 @@ export interface components {
             /** @description The prior mean α/β: where a new page of the group starts. */
             meanChangesPerDay: number;
         };
-        /** @description Whether the database is reachable and fully migrated. */
+        /**
+         * @description Whether the database is reachable and fully migrated.
+         * @example {
+         *       "status": "ready",
+         *       "database": "postgres",
+         *       "pendingMigrations": []
+         *     }
+         */
         Readiness: {
             /** @enum {string} */
             status: "ready";
@@ -1286,7 +1794,27 @@ export interface components {
             /** @description SA step exponent γ: η_k = 1/(k+1)^γ (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.3). */
             gamma?: number;
         };
-        /** @description Upcoming crawls in due order. */
+        /**
+         * @description Upcoming crawls in due order.
+         * @example {
+         *       "items": [
+         *         {
+         *           "id": "1",
+         *           "url": "https://example.com/about",
+         *           "host": "example.com",
+         *           "dueAt": "2026-03-02T12:00:00.000Z",
+         *           "crawlsPerDay": 0.9
+         *         },
+         *         {
+         *           "id": "2",
+         *           "url": "https://example.com/news",
+         *           "host": "example.com",
+         *           "dueAt": "2026-03-02T13:00:00.000Z",
+         *           "crawlsPerDay": 1.9
+         *         }
+         *       ]
+         *     }
+         */
         Schedule: {
             items: components["schemas"]["ScheduledCrawl"][];
         };
@@ -1302,7 +1830,71 @@ export interface components {
             dueAt: string;
             crawlsPerDay: number | null;
         };
-        /** @description Operator settings, shared by every replica (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Settings"). */
+        /**
+         * @description Operator settings, shared by every replica (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Settings").
+         * @example {
+         *       "budgetCrawlsPerDay": 10000,
+         *       "objective": "freshness-periodic",
+         *       "schedule": "periodic",
+         *       "estimator": "mleAdaptive",
+         *       "defaultChangesPerDay": 1,
+         *       "fleetPrior": true,
+         *       "minCrawlsPerDay": 0.01,
+         *       "maxCrawlsPerDay": null,
+         *       "minChangesPerDay": 0,
+         *       "maxChangesPerDay": 100000,
+         *       "reoptimizeSeconds": 300,
+         *       "handOutBurstHours": 2,
+         *       "registerUnknownPages": true,
+         *       "lln": {
+         *         "alpha": "1/k"
+         *       },
+         *       "sa": {
+         *         "gamma": 0.75
+         *       },
+         *       "outcomes": {
+         *         "goneAfterNotFound": 3,
+         *         "goneAfterGone": 1,
+         *         "goneRecheckDays": 30,
+         *         "retryAfterErrorSeconds": 300,
+         *         "maxRetryIntervalDays": 1,
+         *         "followRedirects": true
+         *       },
+         *       "urls": {
+         *         "sortQueryParameters": true,
+         *         "dropQueryParameters": [
+         *           "utm_*",
+         *           "gclid",
+         *           "fbclid",
+         *           "msclkid",
+         *           "gclsrc",
+         *           "dclid",
+         *           "gbraid",
+         *           "wbraid",
+         *           "yclid",
+         *           "twclid",
+         *           "ttclid",
+         *           "li_fat_id",
+         *           "igshid",
+         *           "mc_cid",
+         *           "mc_eid",
+         *           "_ga",
+         *           "_gl",
+         *           "_hsenc",
+         *           "_hsmi",
+         *           "mkt_tok",
+         *           "srsltid"
+         *         ],
+         *         "dropEmptyQuery": true,
+         *         "normalizePercentEncoding": true,
+         *         "dropTrailingDotInHost": true,
+         *         "dropWww": false,
+         *         "dropTrailingSlash": false,
+         *         "collapseSlashes": false,
+         *         "lowercasePath": false
+         *       }
+         *     }
+         */
         Settings: {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay: number;
@@ -1340,7 +1932,18 @@ export interface components {
             outcomes: components["schemas"]["OutcomeSettings"];
             urls: components["schemas"]["UrlRules"];
         };
-        /** @description A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400. */
+        /**
+         * @description A JSON merge patch of the settings: any subset of the keys; lln, sa, outcomes and urls are merged key by key (a list inside is replaced whole). Unknown keys → 400.
+         * @example {
+         *       "budgetCrawlsPerDay": 4000,
+         *       "outcomes": {
+         *         "goneAfterNotFound": 5
+         *       },
+         *       "urls": {
+         *         "dropWww": true
+         *       }
+         *     }
+         */
         SettingsPatch: {
             /** @description Total crawl budget R, crawls per day (1e-9 to 1000000000). */
             budgetCrawlsPerDay?: number;
@@ -1378,7 +1981,250 @@ export interface components {
             outcomes?: components["schemas"]["OutcomeSettingsPatch"];
             urls?: components["schemas"]["UrlRulesPatch"];
         };
-        /** @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series. */
+        /**
+         * @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.
+         * @example {
+         *       "takenAt": "2026-03-02T12:00:00.000Z",
+         *       "pages": 203,
+         *       "pagesLeased": 25,
+         *       "pagesByStatus": {
+         *         "active": 190,
+         *         "failing": 8,
+         *         "gone": 4,
+         *         "redirected": 1,
+         *         "noisy": 2
+         *       },
+         *       "pagesOverdue": 12,
+         *       "oldestOverdueAgeSeconds": 840,
+         *       "expectedFreshness": 0.912,
+         *       "schedule": "periodic",
+         *       "budgetCrawlsPerDay": 900,
+         *       "plannedCrawlsPerDay": 899.6,
+         *       "crawlsPerDayLastHour": 912,
+         *       "handOutAllowance": {
+         *         "tokens": 3.2,
+         *         "capacity": 75,
+         *         "reserve": 1.875,
+         *         "perDay": 900,
+         *         "limiting": true
+         *       },
+         *       "counters": {
+         *         "observations": {
+         *           "accepted": 6110,
+         *           "duplicate": 4,
+         *           "late": 12,
+         *           "rejected": 3
+         *         },
+         *         "fetchesByStatusClass": {
+         *           "1xx": 0,
+         *           "2xx": 5720,
+         *           "3xx": 41,
+         *           "4xx": 198,
+         *           "5xx": 92,
+         *           "error": 75,
+         *           "none": 0
+         *         },
+         *         "changesDetected": 1630,
+         *         "leasesGranted": 2416,
+         *         "leasesExpired": 37,
+         *         "optimizerRuns": 2016
+         *       },
+         *       "windowHours": 2,
+         *       "windowStart": "2026-03-02T10:00:00.000Z",
+         *       "windowEnd": "2026-03-02T12:00:00.000Z",
+         *       "optimizer": {
+         *         "lambda": 0.0132,
+         *         "solvedAt": "2026-03-02T11:58:00.000Z"
+         *       },
+         *       "changeRateHistogram": {
+         *         "edgesPerDay": [
+         *           0.001,
+         *           0.001778,
+         *           0.003162,
+         *           0.005623,
+         *           0.01,
+         *           0.01778,
+         *           0.03162,
+         *           0.05623,
+         *           0.1,
+         *           0.1778,
+         *           0.3162,
+         *           0.5623,
+         *           1,
+         *           1.778,
+         *           3.162,
+         *           5.623,
+         *           10,
+         *           17.78,
+         *           31.62,
+         *           56.23,
+         *           100,
+         *           177.8,
+         *           316.2,
+         *           562.3,
+         *           1000
+         *         ],
+         *         "counts": [
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           3,
+         *           9,
+         *           30,
+         *           61,
+         *           52,
+         *           25,
+         *           13,
+         *           6,
+         *           1,
+         *           0,
+         *           0,
+         *           0,
+         *           0
+         *         ],
+         *         "below": 0,
+         *         "above": 0,
+         *         "unknown": 1
+         *       },
+         *       "crawlRateHistogram": {
+         *         "edgesPerDay": [
+         *           0.001,
+         *           0.001778,
+         *           0.003162,
+         *           0.005623,
+         *           0.01,
+         *           0.01778,
+         *           0.03162,
+         *           0.05623,
+         *           0.1,
+         *           0.1778,
+         *           0.3162,
+         *           0.5623,
+         *           1,
+         *           1.778,
+         *           3.162,
+         *           5.623,
+         *           10,
+         *           17.78,
+         *           31.62,
+         *           56.23,
+         *           100,
+         *           177.8,
+         *           316.2,
+         *           562.3,
+         *           1000
+         *         ],
+         *         "counts": [
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           12,
+         *           40,
+         *           88,
+         *           44,
+         *           16,
+         *           2,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0,
+         *           0
+         *         ],
+         *         "below": 0,
+         *         "above": 0,
+         *         "unknown": 1
+         *       },
+         *       "optimizerRuns": [
+         *         {
+         *           "id": "2016",
+         *           "startedAt": "2026-03-02T11:58:00.000Z",
+         *           "durationMs": 18.2,
+         *           "trigger": "periodic",
+         *           "objective": "freshness-periodic",
+         *           "lambda": 0.0132,
+         *           "pages": 203,
+         *           "pagesCrawled": 198,
+         *           "budgetCrawlsPerDay": 900,
+         *           "expectedFreshness": 0.912,
+         *           "pagesRetimed": 14
+         *         }
+         *       ],
+         *       "topOverdueHosts": [
+         *         {
+         *           "host": "example.org",
+         *           "pagesOverdue": 7,
+         *           "oldestOverdueAgeSeconds": 840
+         *         }
+         *       ],
+         *       "series": {
+         *         "bucketSeconds": 60,
+         *         "points": [
+         *           {
+         *             "at": "2026-03-02T11:59:00.000Z",
+         *             "pages": 203,
+         *             "pagesOverdue": 11,
+         *             "oldestOverdueAgeSeconds": 780,
+         *             "expectedFreshness": 0.913,
+         *             "budgetCrawlsPerDay": 900,
+         *             "plannedCrawlsPerDay": 899.6,
+         *             "crawlsPerDayLastHour": 904
+         *           }
+         *         ]
+         *       },
+         *       "crawlActivity": [
+         *         {
+         *           "hourStart": "2026-03-02T11:00:00.000Z",
+         *           "crawls": 38,
+         *           "changes": 9,
+         *           "fetchesByStatusClass": {
+         *             "1xx": 0,
+         *             "2xx": 33,
+         *             "3xx": 1,
+         *             "4xx": 2,
+         *             "5xx": 1,
+         *             "error": 1,
+         *             "none": 0
+         *           }
+         *         }
+         *       ],
+         *       "fetchFailures": [
+         *         {
+         *           "host": "example.org",
+         *           "httpStatus": 503,
+         *           "fetchError": null,
+         *           "fetches": 5,
+         *           "pages": 3,
+         *           "lastCrawledAt": "2026-03-02T11:55:00.000Z"
+         *         },
+         *         {
+         *           "host": "example.net",
+         *           "httpStatus": null,
+         *           "fetchError": "timeout",
+         *           "fetches": 2,
+         *           "pages": 2,
+         *           "lastCrawledAt": "2026-03-02T11:45:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         Stats: {
             /** @description When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds. */
             takenAt: string;
@@ -1544,6 +2390,8 @@ export interface components {
             pages: number;
             /** @description Pages held past their lease’s expiry: neither reported nor given back in time. The next lease call returns them to the pool. */
             pagesPastExpiry: number;
+            /** @description How long ago the oldest lease still holding the worker’s pages was taken (heartbeats do not renew it); null for leases taken before the service recorded lease times. */
+            oldestLeaseAgeSeconds: number | null;
             /**
              * Format: date-time
              * @description The earliest expiry among the worker’s leased pages.
@@ -2430,6 +3278,8 @@ export interface operations {
             query?: {
                 /** @description Most workers listed, 1 to 1,000 (default 100); the ones holding pages past expiry come first. */
                 limit?: number;
+                /** @description Hours of lease history, 1 to 720 (default 24). */
+                hours?: number;
             };
             header?: never;
             path?: never;
@@ -2452,7 +3302,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseOverview"];
                 };
             };
-            /** @description Bad limit. */
+            /** @description Bad limit or hours. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
