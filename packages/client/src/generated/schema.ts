@@ -666,7 +666,28 @@ export interface components {
          *         }
          *       ],
          *       "localRate": null,
-         *       "updateDistribution": null
+         *       "updateDistribution": null,
+         *       "learning": {
+         *         "prior": {
+         *           "scope": "host",
+         *           "shape": 0.62,
+         *           "meanChangesPerDay": 0.85
+         *         },
+         *         "posterior": {
+         *           "changesPerDay": 1.1096,
+         *           "ci90": [
+         *             0.31,
+         *             2.4
+         *           ],
+         *           "intervals": 3
+         *         },
+         *         "shape": {
+         *           "model": "poisson",
+         *           "ageShape": null,
+         *           "fittedAtIntervals": 0,
+         *           "note": "Poisson: not enough evidence (the first fit comes at 16 intervals; the page has 3)"
+         *         }
+         *       }
          *     }
          */
         Estimates: {
