@@ -177,8 +177,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   // Due pages leave allowance unused: the pages due next go out early, keeping the reserve.
   const earlyLimit = earlyHandOutLimit({ taken, available, duePages: pages.length, reserve: allowance.reserve })
   if (earlyLimit >= 1) {
-    const window = earlyHandOutWindow(nowMs)
-    const early = { untilMs: window.untilMs, shareOfPeriod: window.shareOfPeriod }
+    const early = earlyHandOutWindow(nowMs, settings)
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)

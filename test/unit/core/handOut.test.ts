@@ -49,7 +49,11 @@ test('early hand-outs take what the due pages left of the tokens taken, and neve
 
 test('an early hand-out takes pages due within a day, from half their period before their due time', () => {
   const nowMs = Date.UTC(2026, 0, 1)
-  assert.deepEqual(earlyHandOutWindow(nowMs), { untilMs: nowMs + MS_PER_DAY, shareOfPeriod: 0.5 })
+  assert.deepEqual(earlyHandOutWindow(nowMs, { maxCrawlsPerDay: 24 }), {
+    untilMs: nowMs + MS_PER_DAY,
+    shareOfPeriod: 0.5,
+    maxCrawlsPerDay: 24,
+  })
   assert.equal(earlyHandOutFrom(10, 14), 12)
   // The simulator's fleet used 0.5 · (last + due): the same doubles.
   const random = createRandom(7)
