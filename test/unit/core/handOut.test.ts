@@ -41,10 +41,12 @@ test('the allowance fills at the budget, holds handOutBurstHours of it, and star
 })
 
 test('early hand-outs take what the due pages left of the tokens taken, and never the reserve', () => {
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10 }), 70)
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 30, reserve: 10 }), 60)
-  assert.equal(earlyHandOutLimit({ taken: 40, available: 40.9, duePages: 30, reserve: 10 }), 0)
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 100, reserve: 10 }), -10)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10, hostFilter: false }), 70)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 30, reserve: 10, hostFilter: false }), 60)
+  assert.equal(earlyHandOutLimit({ taken: 40, available: 40.9, duePages: 30, reserve: 10, hostFilter: false }), 0)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 100, reserve: 10, hostFilter: false }), -10)
+  // A lease with a host filter takes no early hand-outs: the fleet's unused allowance is not those hosts' alone.
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10, hostFilter: true }), 0)
 })
 
 test('an early hand-out takes pages due within a day, from half their period before their due time', () => {
