@@ -238,7 +238,8 @@ export interface AdaptivePace {
  * A host's adaptive pace after a batch of its reports: the adaptive delay (nextThrottleDelaySeconds), raised
  * after an incident that blocks the host (`blocked`, pacingAfterIncident), and kept at or above the pace learned
  * from the host's last push-back. A 429 or 503 sets that pace to PUSHBACK_MARGIN times the delay that drew it
- * (never lower than before, at most THROTTLE_MAX_SECONDS); each successful answer relaxes it by
+ * (never lower than before; the delay counted at most THROTTLE_MAX_SECONDS, so a host that pushes back even at
+ * the adaptive delay's ceiling is paced at up to PUSHBACK_MARGIN times it); each successful answer relaxes it by
  * PUSHBACK_RELAX_FACTOR, and below THROTTLE_MIN_SECONDS / 2 it ends.
  */
 export function nextAdaptivePace(before: AdaptivePace, signals: HostSignals, blocked: boolean): AdaptivePace {
@@ -246,7 +247,7 @@ export function nextAdaptivePace(before: AdaptivePace, signals: HostSignals, blo
   if (blocked) delay = pacingAfterIncident(before.delaySeconds, delay)
   let pushback = before.pushbackSeconds
   if (signals.throttled > 0 || signals.blocking > 0) {
-    const drawn = Math.min(THROTTLE_MAX_SECONDS, PUSHBACK_MARGIN * (before.delaySeconds ?? 0))
+    const drawn = PUSHBACK_MARGIN * Math.min(THROTTLE_MAX_SECONDS, before.delaySeconds ?? 0)
     pushback = Math.max(pushback ?? 0, drawn)
   } else if (pushback !== null && signals.successes > 0) {
     pushback *= PUSHBACK_RELAX_FACTOR ** signals.successes
