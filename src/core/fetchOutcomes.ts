@@ -212,6 +212,51 @@ export function pacingAfterIncident(before: number | null, adapted: number | nul
   return Math.max(adapted ?? 0, doubled)
 }
 
+/**
+ * A host that pushed back (429, or 503) at a pace remembers it: its pace does not recover below
+ * PUSHBACK_MARGIN times the pace that drew the push-back. Without this memory the pace recovers by
+ * THROTTLE_RECOVERY_FACTOR per answer below what the host allows within a few answers, each time a new
+ * incident, and incidents that come back before they are forgiven block the host longer and longer.
+ */
+const PUSHBACK_MARGIN = 1.5
+/**
+ * Each successful answer relaxes the remembered push-back pace by this, so a host that now allows more is
+ * found again: the pace comes back to the one that drew the push-back after ln(1.5) / ln(1 / 0.99) ≈ 40
+ * successful answers, which costs one 429 per about 40 fetches of a host that allows no more than before.
+ */
+const PUSHBACK_RELAX_FACTOR = 0.99
+
+/** A host's adaptive pace (hosts.throttle_delay_seconds, pushback_pace_seconds), seconds; null = none. */
+export interface AdaptivePace {
+  /** The adaptive delay between two pages of the host. */
+  delaySeconds: number | null
+  /** The pace below which the delay does not recover, learned from the host's last push-back. */
+  pushbackSeconds: number | null
+}
+
+/**
+ * A host's adaptive pace after a batch of its reports: the adaptive delay (nextThrottleDelaySeconds), raised
+ * after an incident that blocks the host (`blocked`, pacingAfterIncident), and kept at or above the pace learned
+ * from the host's last push-back. A 429 or 503 sets that pace to PUSHBACK_MARGIN times the delay that drew it
+ * (never lower than before; the delay counted at most THROTTLE_MAX_SECONDS, so a host that pushes back even at
+ * the adaptive delay's ceiling is paced at up to PUSHBACK_MARGIN times it); each successful answer relaxes it by
+ * PUSHBACK_RELAX_FACTOR, and below THROTTLE_MIN_SECONDS / 2 it ends.
+ */
+export function nextAdaptivePace(before: AdaptivePace, signals: HostSignals, blocked: boolean): AdaptivePace {
+  let delay = nextThrottleDelaySeconds(before.delaySeconds, signals)
+  if (blocked) delay = pacingAfterIncident(before.delaySeconds, delay)
+  let pushback = before.pushbackSeconds
+  if (signals.throttled > 0 || signals.blocking > 0) {
+    const drawn = PUSHBACK_MARGIN * Math.min(THROTTLE_MAX_SECONDS, before.delaySeconds ?? 0)
+    pushback = Math.max(pushback ?? 0, drawn)
+  } else if (pushback !== null && signals.successes > 0) {
+    pushback *= PUSHBACK_RELAX_FACTOR ** signals.successes
+  }
+  if (pushback !== null && pushback < THROTTLE_MIN_SECONDS / 2) pushback = null
+  if (pushback !== null) delay = Math.max(delay ?? 0, pushback)
+  return { delaySeconds: delay, pushbackSeconds: pushback }
+}
+
 /** The first block of a host in trouble, in seconds; it doubles per incident. */
 export const BLOCK_FIRST_SECONDS = 60
 /** The longest block: a day. */

@@ -16,7 +16,8 @@ import { HOURS_PER_DAY, MINUTES_PER_DAY, MS_PER_DAY, MS_PER_SECOND, SECONDS_PER_
  *   interval among them, must not wait for the allowance to refill. Only active, non-noisy pages due within
  *   EARLY_HAND_OUT_HORIZON_DAYS qualify, each from EARLY_HAND_OUT_SHARE_OF_PERIOD of its period before its
  *   due time on (a page without a rate yet, at any time), so the total rate stays even and no page is
- *   crawled twice within half its period.
+ *   crawled twice within half its period, nor sooner after its last crawl than its cap allows. A lease with a
+ *   host filter takes no early hand-outs, so that a host polled with a filter gets its planned share.
  * - While the allowance holds a whole token, the fleet lags its own polling, not the budget: a crawl made
  *   late then keeps its page's phase (pageStep.ts, StepContext.catchUpLateness).
  */
@@ -52,23 +53,36 @@ export function handOutAllowance(
 /**
  * How many pages a lease may still hand out early: of the `taken` tokens, those the due pages left unused,
  * and no more than the allowance (`available` before the lease) holds beyond the due pages and the reserve.
+ * None to a lease with a host filter (`hostFilter`): it would spend the fleet's unused allowance on those
+ * hosts alone, and a crawler that polls its paced hosts with a filter would crawl them past their plan.
  */
 export function earlyHandOutLimit(options: {
   taken: number
   available: number
   duePages: number
   reserve: number
+  hostFilter: boolean
 }): number {
   const { taken, available, duePages, reserve } = options
+  if (options.hostFilter) return 0
   return Math.min(taken - duePages, Math.floor(available - duePages - reserve))
 }
 
 /**
- * Which pages an early hand-out at `nowMs` may take: due up to `untilMs`, and at most `shareOfPeriod` of their
- * period 1/ρ before their due time (the claim statement applies it per page).
+ * Which pages an early hand-out at `nowMs` may take: due up to `untilMs`, at most `shareOfPeriod` of their
+ * period 1/ρ before their due time, and not sooner after their last crawl than their cap allows (1 / the page's
+ * maxCrawlsPerDay, else the settings' `maxCrawlsPerDay`; null = no cap): a page at its cap would otherwise be
+ * crawled every half period while the budget has room, twice its cap. The claim statement applies it per page.
  */
-export function earlyHandOutWindow(nowMs: number): { untilMs: number; shareOfPeriod: number } {
-  return { untilMs: nowMs + EARLY_HAND_OUT_HORIZON_DAYS * MS_PER_DAY, shareOfPeriod: EARLY_HAND_OUT_SHARE_OF_PERIOD }
+export function earlyHandOutWindow(
+  nowMs: number,
+  settings: Pick<Settings, 'maxCrawlsPerDay'>,
+): { untilMs: number; shareOfPeriod: number; maxCrawlsPerDay: number | null } {
+  return {
+    untilMs: nowMs + EARLY_HAND_OUT_HORIZON_DAYS * MS_PER_DAY,
+    shareOfPeriod: EARLY_HAND_OUT_SHARE_OF_PERIOD,
+    maxCrawlsPerDay: settings.maxCrawlsPerDay,
+  }
 }
 
 /**

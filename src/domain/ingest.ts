@@ -11,8 +11,7 @@ import {
   emptyHostBlockState,
   emptyHostSignals,
   nextHostBlock,
-  pacingAfterIncident,
-  nextThrottleDelaySeconds,
+  nextAdaptivePace,
   type HostBlockState,
   type FetchError,
   type HostSignals,
@@ -321,31 +320,32 @@ async function replayPage(
  */
 async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: number): Promise<number> {
   let backedOff = 0
-  const current = new Map(batch.throttled.map((h) => [h.host, h.throttleDelaySeconds]))
+  const current = new Map(batch.throttled.map((h) => [h.host, h]))
   const updates: HostPacingUpdate[] = []
   for (const [host, signals] of batch.hostSignals) {
-    const before = current.get(host) ?? null
+    const row = current.get(host)
+    const before = { delaySeconds: row?.throttleDelaySeconds ?? null, pushbackSeconds: row?.pushbackSeconds ?? null }
     const blockBefore = batch.blocks.get(host) ?? emptyHostBlockState()
     const { state: block, blockUntilMs } = nextHostBlock(blockBefore, signals, nowMs, Math.random())
-    let throttle = nextThrottleDelaySeconds(before, signals)
     // A blocked host must be paced: only a paced host's next lease time holds its pages back. The pace is at
     // least the first block and doubles with each incident (up to the adaptive delay's ceiling), so the block's
-    // end does not release all of the host's due pages at once, each of them a new incident.
-    if (blockUntilMs !== null) {
-      throttle = pacingAfterIncident(before, throttle)
-      backedOff++
-    }
+    // end does not release all of the host's due pages at once, each of them a new incident; and it does not
+    // recover below the pace that drew the host's last push-back, so the host is not pushed into a new one.
+    const pace = nextAdaptivePace(before, signals, blockUntilMs !== null)
+    if (blockUntilMs !== null) backedOff++
     const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null
     const blockChanged =
       block.incidents !== blockBefore.incidents ||
       block.blockedUntilMs !== blockBefore.blockedUntilMs ||
       block.timeoutsInARow !== blockBefore.timeoutsInARow
-    if (throttle === before && !pushed && !blockChanged && signals.robotsCrawlDelaySeconds === null) continue
+    const paceChanged = pace.delaySeconds !== before.delaySeconds || pace.pushbackSeconds !== before.pushbackSeconds
+    if (!paceChanged && !pushed && !blockChanged && signals.robotsCrawlDelaySeconds === null) continue
     const pauseUntilMs = Math.max(pushed ? nowMs + signals.retryAfterSeconds! * MS_PER_SECOND : 0, blockUntilMs ?? 0)
     updates.push({
       host,
       block,
-      throttleDelaySeconds: throttle,
+      throttleDelaySeconds: pace.delaySeconds,
+      pushbackSeconds: pace.pushbackSeconds,
       pauseUntilMs: pauseUntilMs > 0 ? pauseUntilMs : null,
       ...(signals.robotsCrawlDelaySeconds === null ? {} : { crawlDelaySeconds: signals.robotsCrawlDelaySeconds }),
     })

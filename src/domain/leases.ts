@@ -235,11 +235,16 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
   const { taken, available } = await takeHandOutTokens(deps.pool, { nowMs, ...allowance, wanted: request.limit })
   const claim = { nowMs, hosts, leaseId, worker: request.worker, expiresAtMs }
   const pages = taken < 1 ? [] : await claimDuePages(deps.pool, { ...claim, limit: taken })
-  // Due pages leave allowance unused: the pages due next go out early, keeping the reserve.
-  const earlyLimit = earlyHandOutLimit({ taken, available, duePages: pages.length, reserve: allowance.reserve })
+  // Due pages leave allowance unused: the pages due next go out early, keeping the reserve (not with a host filter).
+  const earlyLimit = earlyHandOutLimit({
+    taken,
+    available,
+    duePages: pages.length,
+    reserve: allowance.reserve,
+    hostFilter: hosts !== null,
+  })
   if (earlyLimit >= 1) {
-    const window = earlyHandOutWindow(nowMs)
-    const early = { untilMs: window.untilMs, shareOfPeriod: window.shareOfPeriod }
+    const early = earlyHandOutWindow(nowMs, settings)
     pages.push(...(await claimDuePages(deps.pool, { ...claim, limit: earlyLimit, early })))
   }
   await returnHandOutTokens(deps.pool, taken - pages.length, allowance.capacity)

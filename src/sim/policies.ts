@@ -196,8 +196,8 @@ const baselineReport = {
  *   every page whose rate moved is re-timed by `retimePage`;
  * - pages are registered at time 0 (in `registrationOrder`, important pages first, as the service sorts them)
  *   with the registration's spread of first due times (registrationDueAtMs).
- * Crawl times are whole milliseconds, as the service stores them. Settings: DEFAULT_SETTINGS with the given
- * estimator and schedule, the objective exact for that schedule, and budget R.
+ * Crawl times are whole milliseconds, as the service stores them. Settings: DEFAULT_SETTINGS without the default
+ * page cap, with the given estimator and schedule, the objective exact for that schedule, and budget R.
  */
 export function recrawlPolicy(
   universe: Universe,
@@ -206,6 +206,9 @@ export function recrawlPolicy(
   const n = universe.pageCount
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
+    // The service's default page cap keeps a first run off a small site; the policies the simulator compares
+    // with (the oracles, uniform, proportional) know no cap, so neither does the loop unless it is given one.
+    maxCrawlsPerDay: null,
     ...options.settings,
     estimator: options.estimator,
     schedule: options.spacing,

@@ -63,12 +63,15 @@ export async function hostCaps(q: Queryable): Promise<Map<string, number>> {
 export interface HostPacingRow {
   host: string
   throttleDelaySeconds: number | null
+  /** The pace the delay does not recover below, learned from the host's last push-back (fetchOutcomes.ts). */
+  pushbackSeconds: number | null
 }
 
 /** Hosts whose adaptive delay is running (a small set: the hosts that pushed back lately). */
 export async function throttledHosts(q: Queryable): Promise<HostPacingRow[]> {
   const { rows } = await q.query<HostPacingRow>(
-    'SELECT host, throttle_delay_seconds AS "throttleDelaySeconds" FROM hosts WHERE throttle_delay_seconds > 0',
+    `SELECT host, throttle_delay_seconds AS "throttleDelaySeconds", pushback_pace_seconds AS "pushbackSeconds"
+     FROM hosts WHERE throttle_delay_seconds > 0`,
   )
   return rows
 }
@@ -98,6 +101,7 @@ export interface HostPacingUpdate {
   /** The host's backoff state after the batch. */
   block: HostBlockState
   throttleDelaySeconds: number | null
+  pushbackSeconds: number | null
   /** No page of the host before this (a Retry-After); null = unchanged. */
   pauseUntilMs: number | null
   /** The robots.txt Crawl-delay; undefined = unchanged, null = cleared. */
@@ -112,13 +116,15 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
   if (updates.length === 0) return
   const sorted = [...updates].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
   await q.query(
-    `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at, block_incidents, blocked_until, timeouts_in_a_row)
-     SELECT u.host, u.throttle, u.pause_until, u.incidents, u.blocked_until, u.timeouts
-     FROM unnest($1::text[], $2::float8[], $3::timestamptz[], $4::int[], $5::timestamptz[], $6::int[])
-       WITH ORDINALITY AS u(host, throttle, pause_until, incidents, blocked_until, timeouts, ord)
+    `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at, block_incidents, blocked_until, timeouts_in_a_row,
+       pushback_pace_seconds)
+     SELECT u.host, u.throttle, u.pause_until, u.incidents, u.blocked_until, u.timeouts, u.pushback
+     FROM unnest($1::text[], $2::float8[], $3::timestamptz[], $4::int[], $5::timestamptz[], $6::int[], $7::float8[])
+       WITH ORDINALITY AS u(host, throttle, pause_until, incidents, blocked_until, timeouts, pushback, ord)
      ORDER BY u.ord
      ON CONFLICT (host) DO UPDATE SET
        throttle_delay_seconds = excluded.throttle_delay_seconds,
+       pushback_pace_seconds = excluded.pushback_pace_seconds,
        next_lease_at = greatest(h.next_lease_at, excluded.next_lease_at),
        block_incidents = excluded.block_incidents,
        blocked_until = excluded.blocked_until,
@@ -131,6 +137,7 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
       sorted.map((u) => u.block.incidents),
       sorted.map((u) => (u.block.blockedUntilMs === null ? null : new Date(u.block.blockedUntilMs))),
       sorted.map((u) => u.block.timeoutsInARow),
+      sorted.map((u) => u.pushbackSeconds),
     ],
   )
   const delays = sorted.filter((u) => u.crawlDelaySeconds !== undefined)

@@ -14,9 +14,10 @@ interface ClaimOptions {
   /**
    * Also hand out pages due up to `untilMs` (after `nowMs`): an early hand-out, which spends budget the due
    * pages leave unused. Only active, non-noisy pages whose due time is at most `shareOfPeriod` of their
-   * period away qualify (the hand-out policy, core/handOut.ts). Absent: only due pages.
+   * period away qualify, and not sooner after their last crawl than their own cap, else `maxCrawlsPerDay`,
+   * allows (the hand-out policy, core/handOut.ts). Absent: only due pages.
    */
-  early?: { untilMs: number; shareOfPeriod: number }
+  early?: { untilMs: number; shareOfPeriod: number; maxCrawlsPerDay: number | null }
 }
 
 interface TakenPage {
@@ -90,15 +91,18 @@ export async function returnExpiredLeases(q: Queryable, nowMs: number, batch: nu
  */
 function claimSql(byHost: boolean): string {
   // $6 is the latest due time handed out ($1 = now, or later for an early hand-out), $7 whether this is an
-  // early hand-out, $8 the share of its period a page may go out before its due time; with a host filter
-  // the hosts are $9.
-  const only = (column: string) => (byHost ? `AND ${column} = ANY($9::text[])` : '')
-  // A page handed out before its due time: active, not noisy (its crawl state, in pages), and due within the
-  // share of its period (a page without a rate yet, never crawled, any time).
+  // early hand-out, $8 the share of its period a page may go out before its due time, $9 the settings' cap
+  // (maxCrawlsPerDay, null = none); with a host filter the hosts are $10.
+  const only = (column: string) => (byHost ? `AND ${column} = ANY($10::text[])` : '')
+  // A page handed out before its due time: active, not noisy (its crawl state, in pages), due within the
+  // share of its period (a page without a rate yet, never crawled, any time), and not sooner after its last
+  // crawl than its cap (its own, else the settings') allows.
   const earlyOk = (s: string) =>
     `(NOT $7::boolean OR ((${s}.crawls_per_day IS NULL OR ` +
     `(${s}.crawls_per_day > 0 AND ${s}.next_crawl_at - $1::timestamptz <= interval '1 day' * ($8::float8 / ${s}.crawls_per_day))) ` +
-    `AND EXISTS (SELECT 1 FROM pages e WHERE e.id = ${s}.page_id AND e.status = 'active' AND NOT e.noisy)))`
+    `AND EXISTS (SELECT 1 FROM pages e WHERE e.id = ${s}.page_id AND e.status = 'active' AND NOT e.noisy ` +
+    `AND (e.last_crawled_at IS NULL OR coalesce(e.max_crawls_per_day, $9::float8) IS NULL ` +
+    `OR extract(epoch FROM $1::timestamptz - e.last_crawled_at) * coalesce(e.max_crawls_per_day, $9::float8) >= ${SECONDS_PER_DAY}))))`
   return `
 WITH polite_hosts AS MATERIALIZED (
   SELECT host, next_lease_at FROM hosts WHERE pace_seconds > 0
@@ -185,6 +189,7 @@ export async function claimDuePages(q: Queryable, options: ClaimOptions): Promis
     new Date(early ? early.untilMs : options.nowMs),
     early !== null,
     early ? early.shareOfPeriod : 0,
+    early ? early.maxCrawlsPerDay : null,
   ]
   const query =
     options.hosts === null

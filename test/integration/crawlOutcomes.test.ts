@@ -418,7 +418,7 @@ test('a host answering 429 without Retry-After gets no more than a handful of 42
 /**
  * A crawler that leases every `pollMs` and fetches at once, for `days` days, against a host that allows one
  * request per 10 minutes and answers 429 (with `retryAfterSeconds` when given) to the others. Returns the 429s
- * of each day and the successful fetches.
+ * and the successful fetches of each day, and the host's number of pages.
  */
 async function rateLimitedHost(t: TestApp, retryAfterSeconds: number | null, days: number) {
   const urls = Array.from({ length: 20 }, (_, i) => `https://limited.example/${i}`)
@@ -427,7 +427,7 @@ async function rateLimitedHost(t: TestApp, retryAfterSeconds: number | null, day
   const allowEveryMs = 10 * 60_000
   let lastAllowedMs = -Infinity
   const throttledPerDay = Array.from({ length: days }, () => 0)
-  let fetched = 0
+  const fetchedPerDay = Array.from({ length: days }, () => 0)
   for (let poll = 0; poll < (days * MS_PER_DAY) / pollMs; poll++) {
     t.clock.advanceMs(pollMs)
     const grant = await lease(t)
@@ -438,7 +438,7 @@ async function rateLimitedHost(t: TestApp, retryAfterSeconds: number | null, day
       const crawledAtMs = nowMs + i
       if (crawledAtMs - lastAllowedMs >= allowEveryMs) {
         lastAllowedMs = crawledAtMs
-        fetched++
+        if (day < days) fetchedPerDay[day]!++
         return { url: p.url, crawledAt: iso(crawledAtMs), leaseId: grant.leaseId, httpStatus: 200, contentHash: 'same' }
       }
       if (day < days) throttledPerDay[day]!++
@@ -452,16 +452,21 @@ async function rateLimitedHost(t: TestApp, retryAfterSeconds: number | null, day
     })
     await report(t, observations)
   }
-  return { throttledPerDay, fetched }
+  return { throttledPerDay, fetchedPerDay, pages: urls.length }
 }
 
 for (const retryAfterSeconds of [null, 600]) {
-  test(`a host that allows one request per 10 minutes (429${retryAfterSeconds === null ? ' without' : ' with'} Retry-After) gets a handful of 429s a day after the first, and is still crawled every day`, (c) =>
+  test(`a host that allows one request per 10 minutes (429${retryAfterSeconds === null ? ' without' : ' with'} Retry-After) gets a handful of 429s a day after the first, and its pages fetched as planned`, (c) =>
     withApp(async (t) => {
       const days = 3
-      const { throttledPerDay, fetched } = await rateLimitedHost(t, retryAfterSeconds, days)
-      c.diagnostic(`429s per day: ${throttledPerDay.join(', ')}; successful fetches: ${fetched}`)
+      const { throttledPerDay, fetchedPerDay, pages } = await rateLimitedHost(t, retryAfterSeconds, days)
+      c.diagnostic(
+        `429s per day: ${throttledPerDay.join(', ')}; successful fetches per day: ${fetchedPerDay.join(', ')}`,
+      )
       for (const n of throttledPerDay.slice(1)) assert.ok(n <= 5, `429s per day: ${throttledPerDay}`)
-      assert.ok(fetched >= days, `the host is crawled every day: ${fetched} fetches in ${days} days`)
+      // The pages are due daily (no optimiser run): 20 fetches a day, well within the host's 144. A host that
+      // is pushed into a new incident by every recovery gets a few of them.
+      for (const n of fetchedPerDay.slice(1))
+        assert.ok(n >= 0.9 * pages, `successful fetches per day: ${fetchedPerDay} for ${pages} daily pages`)
     }))
 }

@@ -52,7 +52,7 @@ describe('first-run edges', () => {
     const refused = await patch({ budgetCrawlsPerDay: 20 })
     assert.equal(refused.statusCode, 422, refused.body)
     assert.match(refused.json().detail, /need 20\.5 crawls per day/)
-    const raised = await patch({ minCrawlsPerDay: before.budgetCrawlsPerDay })
+    const raised = await patch({ minCrawlsPerDay: before.budgetCrawlsPerDay, maxCrawlsPerDay: null })
     assert.equal(raised.statusCode, 422, 'a minimum that would need more than the budget is refused too')
     const after = (await t.app.inject({ method: 'GET', url: '/v1/settings' })).json()
     assert.equal(after.budgetCrawlsPerDay, before.budgetCrawlsPerDay)

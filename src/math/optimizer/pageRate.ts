@@ -37,13 +37,12 @@ export function pageFreshness(
   }
   if (changesPerDay === 0 || crawlsPerDay === Number.POSITIVE_INFINITY) return 1
   if (crawlsPerDay === 0 || changesPerDay === Number.POSITIVE_INFINITY) return 0
-  if (objective === 'freshness-periodic') {
+  if (objective === 'freshness-periodic' || objective === 'freshness-renewal') {
+    // Δ/ρ underflows to 0 for a subnormal change rate (f → 1 as Δ/ρ → 0), or overflows to ∞ (f → 0).
     const x = changesPerDay / crawlsPerDay
-    return -Math.expm1(-x) / x
-  }
-  if (objective === 'freshness-renewal') {
-    const x = changesPerDay / crawlsPerDay
-    return gammaMixedFresh(x, ageShape) / x
+    if (x === 0) return 1
+    if (x === Number.POSITIVE_INFINITY) return 0
+    return objective === 'freshness-periodic' ? -Math.expm1(-x) / x : gammaMixedFresh(x, ageShape) / x
   }
   return crawlsPerDay / (crawlsPerDay + changesPerDay)
 }

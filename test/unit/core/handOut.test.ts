@@ -41,15 +41,21 @@ test('the allowance fills at the budget, holds handOutBurstHours of it, and star
 })
 
 test('early hand-outs take what the due pages left of the tokens taken, and never the reserve', () => {
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10 }), 70)
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 30, reserve: 10 }), 60)
-  assert.equal(earlyHandOutLimit({ taken: 40, available: 40.9, duePages: 30, reserve: 10 }), 0)
-  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 100, reserve: 10 }), -10)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10, hostFilter: false }), 70)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 30, reserve: 10, hostFilter: false }), 60)
+  assert.equal(earlyHandOutLimit({ taken: 40, available: 40.9, duePages: 30, reserve: 10, hostFilter: false }), 0)
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 100, duePages: 100, reserve: 10, hostFilter: false }), -10)
+  // A lease with a host filter takes no early hand-outs: the fleet's unused allowance is not those hosts' alone.
+  assert.equal(earlyHandOutLimit({ taken: 100, available: 500, duePages: 30, reserve: 10, hostFilter: true }), 0)
 })
 
 test('an early hand-out takes pages due within a day, from half their period before their due time', () => {
   const nowMs = Date.UTC(2026, 0, 1)
-  assert.deepEqual(earlyHandOutWindow(nowMs), { untilMs: nowMs + MS_PER_DAY, shareOfPeriod: 0.5 })
+  assert.deepEqual(earlyHandOutWindow(nowMs, { maxCrawlsPerDay: 24 }), {
+    untilMs: nowMs + MS_PER_DAY,
+    shareOfPeriod: 0.5,
+    maxCrawlsPerDay: 24,
+  })
   assert.equal(earlyHandOutFrom(10, 14), 12)
   // The simulator's fleet used 0.5 · (last + due): the same doubles.
   const random = createRandom(7)

@@ -12,6 +12,8 @@ import {
   emptyHostBlockState,
   emptyHostSignals,
   nextHostBlock,
+  nextAdaptivePace,
+  type AdaptivePace,
   nextThrottleDelaySeconds,
   pacingAfterIncident,
   TIMEOUT_RUN,
@@ -100,4 +102,37 @@ test('an incident paces the host: at least the first block, doubling from the pa
   assert.equal(pacingAfterIncident(500, 600), 600)
   // What the host's answers asked for wins when it is longer.
   assert.equal(pacingAfterIncident(null, 900), 900)
+})
+
+test('a push-back is remembered: the pace does not recover below 1.5 times the pace that drew it, which relaxes slowly', () => {
+  const ok = (n: number) => signalsOf(Array.from({ length: n }, () => ({ httpStatus: 200 })))
+  // A 429 at a pace of 400 s: the incident doubles it to 600, and 600 (1.5 × 400) is remembered.
+  const hit = nextAdaptivePace({ delaySeconds: 400, pushbackSeconds: null }, signalsOf([{ httpStatus: 429 }]), true)
+  assert.deepEqual(hit, { delaySeconds: 600, pushbackSeconds: 600 })
+  // Successful answers shrink the delay by 0.8 each, but not below the remembered pace, which relaxes by 1 % each.
+  const after10 = nextAdaptivePace(hit, ok(10), false)
+  assert.ok(Math.abs(after10.pushbackSeconds! - 600 * 0.99 ** 10) < 1e-9)
+  assert.equal(after10.delaySeconds, after10.pushbackSeconds)
+  const without = nextThrottleDelaySeconds(600, ok(10))!
+  assert.ok(without < 100, `without the memory the delay would be ${without} s`)
+  // A later push-back at a lower pace never lowers what is remembered.
+  const again = nextAdaptivePace({ delaySeconds: 100, pushbackSeconds: 500 }, signalsOf([{ httpStatus: 429 }]), true)
+  assert.equal(again.pushbackSeconds, 500)
+  // A host that stops pushing back is eventually unpaced.
+  let pace: AdaptivePace = { ...hit }
+  let answers = 0
+  while (pace.delaySeconds !== null && answers < 10_000) {
+    pace = nextAdaptivePace(pace, ok(1), false)
+    answers++
+  }
+  assert.deepEqual(pace, { delaySeconds: null, pushbackSeconds: null })
+  assert.ok(answers > 500 && answers < 1000, `unpaced after ${answers} answers`)
+  // Errors (5xx) slow the host down but teach no pace.
+  const errors = nextAdaptivePace(
+    { delaySeconds: 10, pushbackSeconds: null },
+    signalsOf([{ httpStatus: 500 }, { httpStatus: 500 }]),
+    false,
+  )
+  assert.equal(errors.pushbackSeconds, null)
+  assert.equal(errors.delaySeconds, 20)
 })

@@ -222,32 +222,41 @@ test('a hash that changes even at the shortest probe interval marks the page noi
   assert.equal(fixed.noisy, false)
 })
 
-test('at an hourly cadence a hash that changes on every fetch is flagged within about ten crawls; a page changing 8 times a day is not', () => {
+test('at an hourly cadence a hash that changes on every fetch is flagged within about ten crawls (a few more under the default hourly cap); a page changing 8 times a day is not', () => {
   const HOUR_MS = 60 * MS_PER_MINUTE
   const random = createRandom(7)
   // A fleet that leases every hour crawls a page at the first lease after its due time, within ten minutes.
   const nextLease = (dueMs: number) =>
     T0 + Math.ceil((dueMs - T0) / HOUR_MS) * HOUR_MS + random.next() * 10 * MS_PER_MINUTE
-  const crawlHourly = (changedAt: (fromMs: number, toMs: number) => boolean, crawls: number) => {
+  const crawlHourly = (
+    changedAt: (fromMs: number, toMs: number) => boolean,
+    crawls: number,
+    settings: Partial<Settings> = {},
+  ) => {
     let page = newPageState({ host: 'a.example' }, T0)
     let at = T0
     let flaggedAfter: number | null = null
     for (let k = 0; k < crawls; k++) {
       const from = page.lastCrawledAtMs
       const fields = from === null ? { contentHash: 'first' } : { changed: changedAt(from, at) }
-      page = applyCrawl(page, report(at, fields), context(at, {}, 1e-3)).page
+      page = applyCrawl(page, report(at, fields), context(at, settings, 1e-3)).page
       if (page.noisy && flaggedAfter === null) flaggedAfter = k + 1
       at = Math.max(nextLease(page.nextCrawlAtMs!), at + HOUR_MS / 2)
     }
     return { page, flaggedAfter }
   }
-  const noise = crawlHourly(() => true, 40)
+  const noise = crawlHourly(() => true, 40, { maxCrawlsPerDay: null })
   assert.ok(noise.flaggedAfter !== null && noise.flaggedAfter <= 15, `flagged after ${noise.flaggedAfter} crawls`)
   assert.equal(noise.page.crawlsPerDay, DEFAULT_SETTINGS.minCrawlsPerDay, 'kept at its floor')
+  // Under the default cap (hourly, the fleet's own cadence) exploration waits for the cap: a few crawls more.
+  const capped = crawlHourly(() => true, 40)
+  assert.ok(capped.flaggedAfter !== null && capped.flaggedAfter <= 20, `capped: flagged after ${capped.flaggedAfter}`)
   // Poisson at 8 changes a day: an hourly interval sees no change with probability e^{−1/3} ≈ 0.72.
   let flagged = 0
   for (let p = 0; p < 20; p++) {
-    const fast = crawlHourly((from, to) => random.next() > Math.exp((-8 * (to - from)) / MS_PER_DAY), 60)
+    const fast = crawlHourly((from, to) => random.next() > Math.exp((-8 * (to - from)) / MS_PER_DAY), 60, {
+      maxCrawlsPerDay: p % 2 === 0 ? null : DEFAULT_SETTINGS.maxCrawlsPerDay,
+    })
     if (fast.flaggedAfter !== null) flagged++
   }
   assert.equal(flagged, 0)

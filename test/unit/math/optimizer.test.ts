@@ -309,6 +309,11 @@ test('pageFreshness formulas', () => {
   assert.ok(pageFreshness('freshness-periodic', 0.3, 2) > pageFreshness('freshness', 0.3, 2))
   // Very frequent crawls: 1 − x/2 + x²/6 with x = Δ/ρ = 1e-9, no cancellation.
   close(pageFreshness('freshness-periodic', 1e9, 1), 1 - 5e-10, 1e-15)
+  // Δ/ρ that underflows to 0 or overflows to ∞ gives the limits 1 and 0, not 0/0 or ∞/∞.
+  for (const objective of ['freshness-periodic', 'freshness-renewal'] as const) {
+    assert.equal(pageFreshness(objective, 24, 5e-324), 1)
+    assert.equal(pageFreshness(objective, 5e-324, 1e308), 0)
+  }
   for (const objective of OBJECTIVES) {
     assert.equal(pageFreshness(objective, 0, 0), 1)
     assert.equal(pageFreshness(objective, 5, 0), 1)

@@ -1936,7 +1936,7 @@ export interface components {
             fleetPrior: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay: number;
-            /** @description Default upper bound; null = none. */
+            /** @description Default upper bound of every page without its own; null = none. The default, 24 (hourly), keeps a small site from getting the whole budget spread over its few pages. */
             maxCrawlsPerDay: number | null;
             /** @description Every reported estimate is clipped to at least this. */
             minChangesPerDay: number;
@@ -1985,7 +1985,7 @@ export interface components {
             fleetPrior?: boolean;
             /** @description Default lower bound (exploration floor) of every page. */
             minCrawlsPerDay?: number;
-            /** @description Default upper bound; null = none. */
+            /** @description Default upper bound of every page without its own; null = none. The default, 24 (hourly), keeps a small site from getting the whole budget spread over its few pages. */
             maxCrawlsPerDay?: number | null;
             /** @description Every reported estimate is clipped to at least this. */
             minChangesPerDay?: number;
