@@ -1861,7 +1861,7 @@ export interface components {
          *       "defaultChangesPerDay": 1,
          *       "fleetPrior": true,
          *       "minCrawlsPerDay": 0.01,
-         *       "maxCrawlsPerDay": null,
+         *       "maxCrawlsPerDay": 24,
          *       "minChangesPerDay": 0,
          *       "maxChangesPerDay": 100000,
          *       "reoptimizeSeconds": 300,
