@@ -311,7 +311,7 @@ const posteriorSchema = z
     beta: z.number(),
     evidence: z
       .number()
-      .describe('Observations behind it: its own plus those borrowed from the source’s other hosts (at most 20).'),
+      .describe('Observations behind it: its own plus those borrowed from the source’s other hosts (at most 10).'),
   })
   .meta({ id: 'TrustPosterior', description: 'A beta posterior of a proportion (docs/math.md 6.2).' })
 

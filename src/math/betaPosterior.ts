@@ -23,7 +23,7 @@ export interface BetaPosterior {
 }
 
 /** How many pseudo-observations the wider group may lend at most. */
-export const MAX_BORROWED_TRIALS = 20
+export const MAX_BORROWED_TRIALS = 10
 
 const Z_95_ONE_SIDED = 1.645
 

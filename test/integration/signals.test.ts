@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
-import { MS_PER_HOUR } from '../../src/math/units.ts'
+import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
 
 /** A source as GET /v1/signal-sources shows it (the fields these tests read). */
 interface SourceView {
@@ -25,7 +25,7 @@ function api(t: TestApp) {
     observations: (observations: unknown[]) =>
       t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } }),
     putPages: (pages: unknown[]) => t.app.inject({ method: 'PUT', url: '/v1/pages', payload: { pages } }),
-    putSource: (source: string, body: unknown) =>
+    putSource: (source: string, body: Record<string, unknown>) =>
       t.app.inject({ method: 'PUT', url: `/v1/signal-sources/${source}`, payload: body }),
     async sources() {
       const res = await t.app.inject({ method: 'GET', url: '/v1/signal-sources' })
@@ -141,5 +141,47 @@ describe('POST /v1/signals', () => {
     assert.equal(big.statusCode, 413)
     assert.equal(await a.signalCount(), 0)
     assert.equal((await a.putSource('sitemap', { discover: true, discoverImportance: -1 })).statusCode, 400)
+  })
+
+  it('the crawls that follow judge the signals: precision and recall per source and host, with the counts behind them', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const a = api(t)
+    const urls = [1, 2, 3, 4].map((i) => `https://d.example/${i}`)
+    await a.putPages(urls.map((url) => ({ url })))
+    const baseline = await a.observations(urls.map((url) => ({ url, crawledAt: iso(T0 - 2 * MS_PER_DAY) })))
+    assert.equal(baseline.json().accepted, 4)
+    const sig = await a.signals([
+      { url: urls[0], source: 'sitemap', changedAt: iso(T0 - MS_PER_HOUR) },
+      { url: urls[1], source: 'sitemap', changedAt: iso(T0 - MS_PER_HOUR) },
+      // Claims a change older than the content last seen: stale, never judged.
+      { url: urls[2], source: 'sitemap', changedAt: iso(T0 - 3 * MS_PER_DAY) },
+    ])
+    assert.deepEqual({ accepted: sig.json().accepted, stale: sig.json().stale }, { accepted: 3, stale: 1 })
+    const crawl = (at: number, changed: boolean[]) =>
+      a.observations(urls.map((url, i) => ({ url, crawledAt: iso(at), changed: changed[i] })))
+    assert.equal((await crawl(T0, [true, false, true, false])).statusCode, 200)
+    // Crawled again: the signals were judged once, so only the recall of this change moves.
+    assert.equal((await crawl(T0 + 60_000, [false, false, false, true])).statusCode, 200)
+
+    const [sitemap] = await a.sources()
+    assert.equal(sitemap!.source, 'sitemap')
+    assert.deepEqual(
+      [sitemap!.signalsReceived, sitemap!.signalsStale, sitemap!.signalsJudged, sitemap!.signalsConfirmed],
+      [3, 1, 2, 1],
+    )
+    assert.deepEqual([sitemap!.changesSeen, sitemap!.changesSignalled], [3, 1])
+    // Beta(1 + hits, 1 + misses) with nothing to borrow (one host).
+    assert.ok(Math.abs(sitemap!.precision.mean - 2 / 4) < 1e-9)
+    assert.ok(Math.abs(sitemap!.recall.mean - 2 / 5) < 1e-9)
+    assert.equal(sitemap!.changeProbability, 0, 'untrusted on so little evidence')
+
+    const hosts = await t.app.inject({ method: 'GET', url: '/v1/signal-sources/sitemap/hosts' })
+    assert.equal(hosts.statusCode, 200, hosts.body)
+    assert.deepEqual(
+      hosts.json().hosts.map((h: SourceView & { host: string }) => [h.host, h.signalsJudged, h.changesSeen]),
+      [['d.example', 2, 3]],
+    )
+    const missing = await t.app.inject({ method: 'GET', url: '/v1/signal-sources/nobody/hosts' })
+    assert.equal(missing.statusCode, 404)
   })
 })
