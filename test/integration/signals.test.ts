@@ -156,7 +156,9 @@ describe('POST /v1/signals', () => {
       // Claims a change older than the content last seen: stale, never judged.
       { url: urls[2], source: 'sitemap', changedAt: iso(T0 - 3 * MS_PER_DAY) },
     ])
-    assert.deepEqual({ accepted: sig.json().accepted, stale: sig.json().stale }, { accepted: 3, stale: 1 })
+    const { accepted, stale, pulled } = sig.json()
+    // A source with no record yet is untrusted: its signals change no due time.
+    assert.deepEqual({ accepted, stale, pulled }, { accepted: 3, stale: 1, pulled: 0 })
     const crawl = (at: number, changed: boolean[]) =>
       a.observations(urls.map((url, i) => ({ url, crawledAt: iso(at), changed: changed[i] })))
     assert.equal((await crawl(T0, [true, false, true, false])).statusCode, 200)
