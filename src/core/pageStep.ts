@@ -670,7 +670,7 @@ export type SignalEffect =
   | 'notActive'
 
 /** What applySignal reads of a page. */
-export type SignalInput = Pick<
+type SignalInput = Pick<
   PageState,
   'status' | 'host' | 'intervalStartAtMs' | 'lastCrawledAtMs' | 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs'
 >

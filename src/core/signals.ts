@@ -11,10 +11,10 @@ import { readTimestamp, timestampSchema } from './timestamps.ts'
 import { canonicalUrl, type UrlRules } from './url.ts'
 
 /** The kinds of source the service knows by name; an operator may name others (a CMS webhook, a partner feed). */
-export const SIGNAL_SOURCE_KINDS = ['sitemap', 'feed', 'ping'] as const
+const SIGNAL_SOURCE_KINDS = ['sitemap', 'feed', 'ping'] as const
 
 /** A source name: lower case letters, digits, '.', '_', '-'; at most 64 characters. */
-export const SOURCE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/
+const SOURCE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/
 
 export const sourceNameSchema = z
   .string()
@@ -42,7 +42,7 @@ export const signalReportSchema = z
 export type SignalReport = z.infer<typeof signalReportSchema>
 
 /** A signal dated more than this far in the future is dropped and counted (clock skew allowance). */
-export const SIGNAL_FUTURE_SKEW_MS = 5 * MS_PER_MINUTE
+const SIGNAL_FUTURE_SKEW_MS = 5 * MS_PER_MINUTE
 
 /** A signal that passed the item-level checks. */
 export interface CheckedSignal {
@@ -57,7 +57,7 @@ export interface CheckedSignal {
   signalledAtMs: number
 }
 
-export type SignalCheck = CheckedSignal | { index: number; reason: string } | { index: number; future: true }
+type SignalCheck = CheckedSignal | { index: number; reason: string } | { index: number; future: true }
 
 /**
  * Checks one signal item: text the database can store, a URL made canonical under the URL rules in force,

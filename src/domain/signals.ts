@@ -18,7 +18,11 @@ import {
   type TrustCounts,
 } from '../core/signals.ts'
 import { applySignal, stepContext, type SignalEffect } from '../core/pageStep.ts'
-import { NotFoundError } from '../core/errors.ts'
+import { InvalidInputError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../core/errors.ts'
+import { gunzipSync } from 'node:zlib'
+import { parseSitemap, SITEMAP_MAX_BYTES } from '../core/sitemaps.ts'
+import { isoTimestamp, isoTimestampOrNull } from '../core/timestamps.ts'
+import { canonicalUrl } from '../core/url.ts'
 import type { RejectedItem } from '../core/crawlReports.ts'
 import { insertMissingPages, lockPagesByUrl, writeSchedules } from '../store/pagesRepo.ts'
 import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
@@ -76,7 +80,7 @@ export const signalReceiptSchema = z
     description: 'What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items.',
   })
 
-export type SignalReceipt = z.infer<typeof signalReceiptSchema>
+type SignalReceipt = z.infer<typeof signalReceiptSchema>
 
 /**
  * Applies one batch of signals in one transaction: check each item, register the unknown URLs of sources that allow
@@ -348,7 +352,7 @@ export const signalSourceListSchema = z
   .object({ sources: z.array(signalSourceSchema) })
   .meta({ id: 'SignalSourceList', description: 'Every source that has sent signals or has settings.' })
 
-export const signalSourceHostSchema = z.object({ source: z.string(), host: z.string(), ...countsSchema }).meta({
+const signalSourceHostSchema = z.object({ source: z.string(), host: z.string(), ...countsSchema }).meta({
   id: 'SignalSourceHost',
   description: 'A source on one host: its counts and its trust there, borrowing from its other hosts.',
 })
@@ -423,4 +427,99 @@ export async function putSourceSettings(
   await writeSignalSourceConfig(deps.pool, source, config)
   const { sources } = await listSources(deps)
   return sources.find((s) => s.source === source)!
+}
+
+export const sitemapReceiptSchema = z
+  .object({
+    kind: z.enum(['urlset', 'sitemapindex']).describe('A sitemap of pages, or an index of sitemaps.'),
+    entries: z.number().int().describe('Entries on the sitemap’s host.'),
+    crossHost: z.number().int().describe('Entries for other hosts (the protocol forbids them): dropped.'),
+    invalid: z
+      .number()
+      .int()
+      .describe('Entries without a usable <loc>, or with a <lastmod> that is no W3C datetime: dropped.'),
+    withoutLastmod: z
+      .number()
+      .int()
+      .describe('Page entries without <lastmod>: they claim no change, so they are no signal.'),
+    lastmodIsBuildTime: z
+      .boolean()
+      .describe(
+        'Every entry carries one lastmod: the document’s build time. Its entries are still signals, without a claimed change time, and the source’s precision on the host falls as crawls find the pages unchanged.',
+      ),
+    sitemaps: z
+      .array(
+        z
+          .object({ url: z.string(), lastmod: z.string().nullable().describe('RFC 3339, or null.') })
+          .meta({ id: 'SitemapIndexEntry', description: 'A sitemap an index lists.' }),
+      )
+      .describe('For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn.'),
+    signals: signalReceiptSchema.describe('What became of the entries as signals (a urlset only).'),
+  })
+  .meta({ id: 'SitemapReceipt', description: 'What became of a sitemap document.' })
+
+/**
+ * A sitemap document as a crawler fetched it (docs/api.md "Sitemaps"): parsed safely (src/core/sitemaps.ts), and
+ * each dated page entry on the sitemap's host posted as a signal of `source` (one transaction for the document).
+ */
+export async function ingestSitemap(
+  deps: DomainDeps,
+  request: { sitemapUrl: string; source: string; receivedAt: string | null; body: Buffer },
+): Promise<z.infer<typeof sitemapReceiptSchema>> {
+  const { settings } = await loadSettingsVersion(deps.pool)
+  const sitemap = canonicalUrl(request.sitemapUrl, settings.urls)
+  if ('error' in sitemap)
+    throw new InvalidInputError(`url: ${sitemap.error}`, [{ path: '/querystring/url', message: sitemap.error }])
+  const parsed = parseSitemap(sitemapText(request.body), sitemap.host, settings.urls)
+  const receivedAt = request.receivedAt ?? isoTimestamp(deps.clock.nowMs())
+  const items: SignalReport[] = []
+  let withoutLastmod = 0
+  if (parsed.kind === 'urlset') {
+    for (const entry of parsed.entries) {
+      if (entry.lastModifiedMs === null) withoutLastmod++
+      else if (parsed.lastmodIsBuildTime) items.push({ url: entry.url, source: request.source, receivedAt })
+      else
+        items.push({
+          url: entry.url,
+          source: request.source,
+          changedAt: isoTimestamp(entry.lastModifiedMs),
+          receivedAt,
+        })
+    }
+  }
+  const signals = await ingestSignals(deps, items, {
+    buildTimeDocuments: parsed.lastmodIsBuildTime
+      ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
+      : new Map(),
+  })
+  return {
+    kind: parsed.kind,
+    entries: parsed.entries.length,
+    crossHost: parsed.crossHost,
+    invalid: parsed.invalid,
+    withoutLastmod,
+    lastmodIsBuildTime: parsed.lastmodIsBuildTime,
+    sitemaps:
+      parsed.kind === 'sitemapindex'
+        ? parsed.entries.map((e) => ({ url: e.url, lastmod: isoTimestampOrNull(e.lastModifiedMs) }))
+        : [],
+    signals,
+  }
+}
+
+/** Gunzips a body that starts with the gzip magic bytes, never past SITEMAP_MAX_BYTES. */
+function sitemapText(body: Buffer): string {
+  let bytes = body
+  if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(body, { maxOutputLength: SITEMAP_MAX_BYTES })
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        throw new PayloadTooLargeError(`the sitemap is larger than ${SITEMAP_MAX_BYTES} bytes uncompressed`)
+      throw new UnprocessableError(`the gzip stream is corrupt: ${(err as Error).message}`)
+    }
+  }
+  if (bytes.length > SITEMAP_MAX_BYTES)
+    throw new PayloadTooLargeError(`the sitemap is larger than ${SITEMAP_MAX_BYTES} bytes uncompressed`)
+  return bytes.toString('utf8')
 }

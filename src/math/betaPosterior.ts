@@ -40,7 +40,7 @@ export function borrowedBetaPosterior(own: Tally, wider: Tally): BetaPosterior {
   return betaSummary(alpha, beta, own.trials + borrowed)
 }
 
-export function betaSummary(alpha: number, beta: number, evidence: number): BetaPosterior {
+function betaSummary(alpha: number, beta: number, evidence: number): BetaPosterior {
   const n = alpha + beta
   const mean = alpha / n
   const sd = Math.sqrt((alpha * beta) / (n * n * (n + 1)))

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import {
   ingestSignals,
+  ingestSitemap,
+  sitemapReceiptSchema,
   listSourceHosts,
   listSources,
   putSourceSettings,
@@ -12,12 +14,17 @@ import {
   signalSourceSettingsSchema,
 } from '../../domain/signals.ts'
 import { sourceNameSchema } from '../../core/signals.ts'
+import { SITEMAP_MAX_BYTES } from '../../core/sitemaps.ts'
+import { timestampSchema } from '../../core/timestamps.ts'
 import type { AppContext } from '../context.ts'
 import { batchLimit } from '../batchLimit.ts'
 import { json, problems } from '../responses.ts'
 import { listLimitSchema, postSignalsBodySchema } from '../schemas.ts'
 
 const sourceParams = z.object({ source: sourceNameSchema })
+
+/** The media types a sitemap is posted as: as fetched (XML, or gzip). */
+const SITEMAP_MEDIA_TYPES = ['application/xml', 'text/xml', 'application/gzip', 'application/x-gzip']
 
 /** Change signals in, and the trust learned per source (docs/api.md "Signals"). */
 export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) => {
@@ -39,6 +46,50 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       },
     },
     handler: async (request) => ingestSignals(ctx, request.body.signals),
+  })
+
+  // A sitemap is posted as it was fetched; the body is read as bytes (src/core/sitemaps.ts parses it).
+  app.addContentTypeParser(
+    SITEMAP_MEDIA_TYPES,
+    { parseAs: 'buffer', bodyLimit: SITEMAP_MAX_BYTES },
+    (_req, body, done) => done(null, body),
+  )
+
+  app.post('/v1/sitemaps', {
+    config: { role: 'crawler' },
+    bodyLimit: SITEMAP_MAX_BYTES,
+    schema: {
+      operationId: 'postSitemap',
+      tags: ['signals'],
+      summary: 'Post a fetched sitemap document',
+      description:
+        'The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. ' +
+        'It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). ' +
+        'Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.',
+      querystring: z.object({
+        url: z
+          .string()
+          .describe('The URL the sitemap was fetched from: its host is the only one its entries may name.'),
+        source: sourceNameSchema.default('sitemap'),
+        receivedAt: timestampSchema.optional().describe('When it was fetched; absent = now.'),
+      }),
+      response: {
+        200: json('The document’s entries are committed as signals.', sitemapReceiptSchema),
+        ...problems({
+          400: 'Bad url, source or receivedAt.',
+          409: true,
+          413: 'More than 50,000 entries or 50 MB uncompressed.',
+          422: 'Not a well-formed sitemap (malformed XML, a DOCTYPE, another root element, a corrupt gzip stream).',
+        }),
+      },
+    },
+    handler: async (request) =>
+      ingestSitemap(ctx, {
+        sitemapUrl: request.query.url,
+        source: request.query.source,
+        receivedAt: request.query.receivedAt ?? null,
+        body: request.body as Buffer,
+      }),
   })
 
   app.get('/v1/signal-sources', {

@@ -451,6 +451,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sitemaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a fetched sitemap document
+         * @description The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.
+         */
+        post: operations["postSitemap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/signal-sources": {
         parameters: {
             query?: never;
@@ -1539,6 +1559,34 @@ export interface components {
             /** @description The importance of the pages it registers (default 1). Default: 1. */
             discoverImportance?: number;
         };
+        /** @description A sitemap an index lists. */
+        SitemapIndexEntry: {
+            url: string;
+            /** @description RFC 3339, or null. */
+            lastmod: string | null;
+        };
+        /** @description What became of a sitemap document. */
+        SitemapReceipt: {
+            /**
+             * @description A sitemap of pages, or an index of sitemaps.
+             * @enum {string}
+             */
+            kind: "urlset" | "sitemapindex";
+            /** @description Entries on the sitemap’s host. */
+            entries: number;
+            /** @description Entries for other hosts (the protocol forbids them): dropped. */
+            crossHost: number;
+            /** @description Entries without a usable <loc>, or with a <lastmod> that is no W3C datetime: dropped. */
+            invalid: number;
+            /** @description Page entries without <lastmod>: they claim no change, so they are no signal. */
+            withoutLastmod: number;
+            /** @description Every entry carries one lastmod: the document’s build time. Its entries are still signals, without a claimed change time, and the source’s precision on the host falls as crawls find the pages unchanged. */
+            lastmodIsBuildTime: boolean;
+            /** @description For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn. */
+            sitemaps: components["schemas"]["SitemapIndexEntry"][];
+            /** @description What became of the entries as signals (a urlset only). */
+            signals: components["schemas"]["SignalReceipt"];
+        };
         /** @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series. */
         Stats: {
             /** @description When the snapshot was taken (RFC 3339); snapshots are cached for a few seconds. */
@@ -1626,7 +1674,7 @@ export interface components {
             lower: number;
             alpha: number;
             beta: number;
-            /** @description Observations behind it: its own plus those borrowed from the source’s other hosts (at most 20). */
+            /** @description Observations behind it: its own plus those borrowed from the source’s other hosts (at most 10). */
             evidence: number;
         };
         UpdateDistribution: {
@@ -3180,6 +3228,90 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postSitemap: {
+        parameters: {
+            query: {
+                /** @description The URL the sitemap was fetched from: its host is the only one its entries may name. */
+                url: string;
+                /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+                source?: string;
+                /** @description When it was fetched; absent = now. */
+                receivedAt?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document’s entries are committed as signals. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SitemapReceipt"];
+                };
+            };
+            /** @description Bad url, source or receivedAt. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            /** @description More than 50,000 entries or 50 MB uncompressed. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a well-formed sitemap (malformed XML, a DOCTYPE, another root element, a corrupt gzip stream). */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
