@@ -656,7 +656,7 @@ export function replayHistory(
   return { page: state, crawls }
 }
 
-/** What a change signal did to its page's schedule (docs/math.md 6.3). */
+/** What a change signal did to its page's schedule (docs/math.md 5.3). */
 export type SignalEffect =
   /** The page is due now: the signal makes it at least as likely changed as its own schedule would find it. */
   | 'pulled'
@@ -677,7 +677,7 @@ type SignalInput = Pick<
 
 /**
  * The chance that a page has changed by its next scheduled crawl, as its own schedule sees it: one period of its
- * crawl rate at its change rate, 1 − exp(−changesPerDay / crawlsPerDay) (docs/math.md 6.3).
+ * crawl rate at its change rate, 1 − exp(−changesPerDay / crawlsPerDay) (docs/math.md 5.3).
  */
 export function scheduledChangeProbability(
   page: Pick<PageState, 'host' | 'changesPerDay' | 'crawlsPerDay'>,
@@ -690,7 +690,7 @@ export function scheduledChangeProbability(
 }
 
 /**
- * One change signal applied to its page (docs/math.md 6.3). `changedProbability` is P(changed | signal, trust) of
+ * One change signal applied to its page (docs/math.md 5.3). `changedProbability` is P(changed | signal, trust) of
  * the signal's source on the page's host (src/core/signals.ts, changeProbabilityGivenSignal). Crawling the page is
  * worth importance × P(changed) now and importance × scheduledChangeProbability at its scheduled crawl; when the
  * signal makes the first at least the second, the page is due now. Its rate is not touched: the crawl comes out of

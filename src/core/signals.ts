@@ -1,5 +1,5 @@
 /**
- * Change signals (docs/api.md "Signals", docs/math.md 6): what a signal is, the item-level checks that need no
+ * Change signals (docs/api.md "Signals", docs/math.md 5): what a signal is, the item-level checks that need no
  * database, the trust learned per source and host, and how a crawl judges the signals that preceded it. Pure:
  * src/domain/signals.ts stores signals and trust; the page-level decision is applySignal (src/core/pageStep.ts).
  */
@@ -130,7 +130,7 @@ const minus = (a: TrustCounts, b: TrustCounts): TrustCounts => ({
 })
 
 /**
- * The trust of a source on a host (docs/math.md 6.2): beta posteriors of its precision and recall there, whose
+ * The trust of a source on a host (docs/math.md 5.2): beta posteriors of its precision and recall there, whose
  * prior borrows the source's figures on every other host (`fleet` is the source's total, this host included).
  */
 export function trustOf(host: TrustCounts, fleet: TrustCounts): Trust {
@@ -170,7 +170,7 @@ export interface PendingSignal {
 
 /**
  * What one crawl that judged an interval (changed true or false) says about the signals of its page's host
- * (docs/math.md 6.1): every pending signal dated at or before the crawl is judged (confirmed when the crawl saw a
+ * (docs/math.md 5.1): every pending signal dated at or before the crawl is judged (confirmed when the crawl saw a
  * change); a change counts towards the recall of every source that signals on the host, signalled when that
  * source's pending signal preceded it. Returns the count increments by source and the signals still pending
  * (dated after the crawl).

@@ -152,7 +152,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     }
     for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
     await writeCrawledPages(client, writes)
-    // The crawls judge the change signals that preceded them (docs/math.md 6.1).
+    // The crawls judge the change signals that preceded them (docs/math.md 5.1).
     await judgeCrawlSignals(client, batch.crawlsForSignals)
     batch.throttled = await throttledHosts(client)
     batch.blocks = await hostBlockStates(client, [...batch.hostSignals.keys()])

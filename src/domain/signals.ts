@@ -317,7 +317,7 @@ const posteriorSchema = z
       .number()
       .describe('Observations behind it: its own plus those borrowed from the source’s other hosts (at most 10).'),
   })
-  .meta({ id: 'TrustPosterior', description: 'A beta posterior of a proportion (docs/math.md 6.2).' })
+  .meta({ id: 'TrustPosterior', description: 'A beta posterior of a proportion (docs/math.md 5.2).' })
 
 const countsSchema = {
   signalsReceived: z.number().int().describe('Signals stored.'),

@@ -1,5 +1,5 @@
 /**
- * A proportion learned from counts (docs/math.md 6.2): a beta posterior whose prior borrows a bounded number of
+ * A proportion learned from counts (docs/math.md 5.2): a beta posterior whose prior borrows a bounded number of
  * pseudo-observations from a wider group's figures (empirical Bayes with a capped prior strength).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Signals in the schedule (docs/math.md 6.3): a lease-driven fleet on one host whose changes a ping source reports
+ * Signals in the schedule (docs/math.md 5.3): a lease-driven fleet on one host whose changes a ping source reports
  * as they happen. The source earns its trust from the crawls; then half of the host's pages change at once and the
  * source says so. Signal-driven crawls come out of the same budget: every hour still hands out the budget's
  * hourly share ±10 %, and the signalled pages are crawled sooner than their schedule would have.

@@ -38,7 +38,7 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       description:
         'One transaction per batch: 200 means every accepted signal is durably committed. accepted + duplicates + future + unknownPages + rejected = items. ' +
         'A signal is stored once per (page, source, changedAt or else receivedAt): repeating a batch is safe. ' +
-        'A signal makes its page due now only when its source’s learned precision on the host says the page is at least as likely changed as at its scheduled crawl (docs/math.md 6.3); the crawl comes out of the same budget.',
+        'A signal makes its page due now only when its source’s learned precision on the host says the page is at least as likely changed as at its scheduled crawl (docs/math.md 5.3); the crawl comes out of the same budget.',
       body: postSignalsBodySchema,
       response: {
         200: json('The batch is committed: what became of the signals.', signalReceiptSchema),
