@@ -83,17 +83,24 @@ export function checkSignal(item: SignalReport, index: number, nowMs: number, ur
     if ('error' in read) return { index, reason: `receivedAt is ${read.error}` }
     receivedAtMs = read.ms
   }
+  return datedSignal(
+    { index, url: normalized.url, host: normalized.host, source: item.source, changedAtMs, receivedAtMs },
+    nowMs,
+  )
+}
+
+/**
+ * A signal whose URL is canonical already (a sitemap's entries): dropped as `future` when its claimed change or
+ * receipt lies more than SIGNAL_FUTURE_SKEW_MS after `nowMs`, else dated.
+ */
+export function datedSignal(
+  signal: Omit<CheckedSignal, 'signalledAtMs'>,
+  nowMs: number,
+): CheckedSignal | { index: number; future: true } {
   const limitMs = nowMs + SIGNAL_FUTURE_SKEW_MS
-  if (receivedAtMs > limitMs || (changedAtMs !== null && changedAtMs > limitMs)) return { index, future: true }
-  return {
-    index,
-    url: normalized.url,
-    host: normalized.host,
-    source: item.source,
-    changedAtMs,
-    receivedAtMs,
-    signalledAtMs: changedAtMs ?? receivedAtMs,
-  }
+  if (signal.receivedAtMs > limitMs || (signal.changedAtMs !== null && signal.changedAtMs > limitMs))
+    return { index: signal.index, future: true }
+  return { ...signal, signalledAtMs: signal.changedAtMs ?? signal.receivedAtMs }
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   addTrustCounts,
   changeProbabilityGivenSignal,
   checkSignal,
+  datedSignal,
   emptyTrustCounts,
   fleetTrustOf,
   judgeSignals,
@@ -21,7 +22,7 @@ import { applySignal, stepContext, type SignalEffect } from '../core/pageStep.ts
 import { InvalidInputError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../core/errors.ts'
 import { gunzipSync } from 'node:zlib'
 import { parseSitemap, SITEMAP_MAX_BYTES } from '../core/sitemaps.ts'
-import { isoTimestamp, isoTimestampOrNull } from '../core/timestamps.ts'
+import { isoTimestampOrNull, readTimestamp } from '../core/timestamps.ts'
 import { canonicalUrl } from '../core/url.ts'
 import type { RejectedItem } from '../core/crawlReports.ts'
 import { insertMissingPages, lockPagesByUrl, writeSchedules } from '../store/pagesRepo.ts'
@@ -88,34 +89,46 @@ type SignalReceipt = z.infer<typeof signalReceiptSchema>
  * its source's trust on the page's host, store the signals, the pending ones and the counts, and write the due
  * times of the pages a signal pulled forward. Returns only after COMMIT.
  */
-export async function ingestSignals(
+export async function ingestSignals(deps: DomainDeps, items: readonly SignalReport[]): Promise<SignalReceipt> {
+  const nowMs = deps.clock.nowMs()
+  const receipt = emptyReceipt()
+  const read = await loadSettingsVersion(deps.pool)
+  const checked: CheckedSignal[] = []
+  for (let i = 0; i < items.length; i++) {
+    const check = checkSignal(items[i]!, i, nowMs, read.settings.urls)
+    if ('future' in check) receipt.future++
+    else if ('reason' in check) receipt.rejected.push(check)
+    else checked.push(check)
+  }
+  return applySignals(deps, read, nowMs, checked, receipt)
+}
+
+const emptyReceipt = (): SignalReceipt => ({
+  accepted: 0,
+  duplicates: 0,
+  future: 0,
+  unknownPages: 0,
+  discovered: 0,
+  pulled: 0,
+  stale: 0,
+  rejected: [],
+})
+
+/** The transaction of ingestSignals, for signals checked under the settings `read` (their URLs canonical). */
+async function applySignals(
   deps: DomainDeps,
-  items: readonly SignalReport[],
+  read: Awaited<ReturnType<typeof loadSettingsVersion>>,
+  nowMs: number,
+  checked: readonly CheckedSignal[],
+  receipt: SignalReceipt,
   options: { buildTimeDocuments?: ReadonlyMap<string, number> } = {},
 ): Promise<SignalReceipt> {
-  const nowMs = deps.clock.nowMs()
-  const receipt: SignalReceipt = {
-    accepted: 0,
-    duplicates: 0,
-    future: 0,
-    unknownPages: 0,
-    discovered: 0,
-    pulled: 0,
-    stale: 0,
-    rejected: [],
-  }
-  const read = await loadSettingsVersion(deps.pool)
   const urlRules = read.settings.urls
   const byUrl = new Map<string, CheckedSignal[]>()
-  for (let i = 0; i < items.length; i++) {
-    const checked = checkSignal(items[i]!, i, nowMs, urlRules)
-    if ('future' in checked) receipt.future++
-    else if ('reason' in checked) receipt.rejected.push(checked)
-    else {
-      const list = byUrl.get(checked.url)
-      if (list) list.push(checked)
-      else byUrl.set(checked.url, [checked])
-    }
+  for (const signal of checked) {
+    const list = byUrl.get(signal.url)
+    if (list) list.push(signal)
+    else byUrl.set(signal.url, [signal])
   }
 
   await withTransaction(deps.pool, async (client) => {
@@ -466,28 +479,45 @@ export async function ingestSitemap(
   deps: DomainDeps,
   request: { sitemapUrl: string; source: string; receivedAt: string | null; body: Buffer },
 ): Promise<z.infer<typeof sitemapReceiptSchema>> {
-  const { settings } = await loadSettingsVersion(deps.pool)
-  const sitemap = canonicalUrl(request.sitemapUrl, settings.urls)
+  const read = await loadSettingsVersion(deps.pool)
+  const sitemap = canonicalUrl(request.sitemapUrl, read.settings.urls)
   if ('error' in sitemap)
     throw new InvalidInputError(`url: ${sitemap.error}`, [{ path: '/querystring/url', message: sitemap.error }])
-  const parsed = parseSitemap(sitemapText(request.body), sitemap.host, settings.urls)
-  const receivedAt = request.receivedAt ?? isoTimestamp(deps.clock.nowMs())
-  const items: SignalReport[] = []
+  let receivedAtMs = deps.clock.nowMs()
+  if (request.receivedAt !== null) {
+    const at = readTimestamp(request.receivedAt)
+    if ('error' in at)
+      throw new InvalidInputError(`receivedAt is ${at.error}`, [{ path: '/querystring/receivedAt', message: at.error }])
+    receivedAtMs = at.ms
+  }
+  const parsed = parseSitemap(sitemapText(request.body), sitemap.host, read.settings.urls)
+  const nowMs = deps.clock.nowMs()
+  const receipt = emptyReceipt()
+  const checked: CheckedSignal[] = []
   let withoutLastmod = 0
   if (parsed.kind === 'urlset') {
-    for (const entry of parsed.entries) {
-      if (entry.lastModifiedMs === null) withoutLastmod++
-      else if (parsed.lastmodIsBuildTime) items.push({ url: entry.url, source: request.source, receivedAt })
-      else
-        items.push({
+    for (const [index, entry] of parsed.entries.entries()) {
+      if (entry.lastModifiedMs === null) {
+        withoutLastmod++
+        continue
+      }
+      const signal = datedSignal(
+        {
+          index,
           url: entry.url,
+          host: sitemap.host,
           source: request.source,
-          changedAt: isoTimestamp(entry.lastModifiedMs),
-          receivedAt,
-        })
+          // A build time claims no change of the page.
+          changedAtMs: parsed.lastmodIsBuildTime ? null : entry.lastModifiedMs,
+          receivedAtMs,
+        },
+        nowMs,
+      )
+      if ('future' in signal) receipt.future++
+      else checked.push(signal)
     }
   }
-  const signals = await ingestSignals(deps, items, {
+  const signals = await applySignals(deps, read, nowMs, checked, receipt, {
     buildTimeDocuments: parsed.lastmodIsBuildTime
       ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
       : new Map(),

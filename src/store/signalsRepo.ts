@@ -157,13 +157,20 @@ export async function addPendingSignals(
   rows: readonly { pageId: string; source: string; signalledAtMs: number }[],
 ): Promise<void> {
   if (rows.length === 0) return
+  // One row per (page, source), the earliest, so that one statement never updates a row twice.
+  const earliest = new Map<string, { pageId: string; source: string; signalledAtMs: number }>()
+  for (const r of rows) {
+    const key = `${r.pageId}|${r.source}`
+    const seen = earliest.get(key)
+    if (seen === undefined || r.signalledAtMs < seen.signalledAtMs) earliest.set(key, r)
+  }
+  const unique = [...earliest.values()]
   await q.query(
     `INSERT INTO pending_signals AS p (page_id, source, signalled_at)
-     SELECT u.page_id, u.source, min(to_timestamp(u.ms / 1000.0))
+     SELECT u.page_id, u.source, to_timestamp(u.ms / 1000.0)
      FROM unnest($1::bigint[], $2::text[], $3::float8[]) AS u(page_id, source, ms)
-     GROUP BY u.page_id, u.source ORDER BY u.page_id, u.source
      ON CONFLICT (page_id, source) DO UPDATE SET signalled_at = least(p.signalled_at, excluded.signalled_at)`,
-    [rows.map((r) => r.pageId), rows.map((r) => r.source), rows.map((r) => r.signalledAtMs)],
+    [unique.map((r) => r.pageId), unique.map((r) => r.source), unique.map((r) => r.signalledAtMs)],
   )
 }
 
