@@ -442,7 +442,7 @@ export interface paths {
         put?: never;
         /**
          * Report change signals in a batch
-         * @description One transaction per batch: 200 means every accepted signal is durably committed. accepted + duplicates + future + unknownPages + rejected = items. A signal is stored once per (page, source, changedAt or else receivedAt): repeating a batch is safe. A signal makes its page due now only when its source’s learned precision on the host says the page is at least as likely changed as at its scheduled crawl (https://github.com/recrawl/recrawl/blob/main/docs/math.md 6.3); the crawl comes out of the same budget.
+         * @description One transaction per batch: 200 means every accepted signal is durably committed. accepted + duplicates + future + unknownPages + rejected = items. A signal is stored once per (page, source, changedAt or else receivedAt): repeating a batch is safe. A signal makes its page due now only when its source’s learned precision on the host says the page is at least as likely changed as at its scheduled crawl (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.3); the crawl comes out of the same budget.
          */
         post: operations["postSignals"];
         delete?: never;
@@ -1666,7 +1666,7 @@ export interface components {
             /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
             endChangesPerDay: number | null;
         };
-        /** @description A beta posterior of a proportion (https://github.com/recrawl/recrawl/blob/main/docs/math.md 6.2). */
+        /** @description A beta posterior of a proportion (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.2). */
         TrustPosterior: {
             /** @description Posterior mean. */
             mean: number;
