@@ -94,6 +94,15 @@ describe('POST /v1/sitemaps', () => {
       assert.match(res.headers['content-type'] as string, /application\/problem\+json/, name)
     }
     assert.equal((await post(t, urlset([]), 'url=not-a-url')).statusCode, 400)
+    // No document, or JSON instead of one.
+    const empty = await t.app.inject({ method: 'POST', url: '/v1/sitemaps?url=https://h.example/s.xml' })
+    assert.equal(empty.statusCode, 400, empty.body)
+    const asJson = await t.app.inject({
+      method: 'POST',
+      url: '/v1/sitemaps?url=https://h.example/s.xml',
+      payload: { urlset: [] },
+    })
+    assert.equal(asJson.statusCode, 400, asJson.body)
     assert.equal(await count(t, 'signals'), 0)
     assert.equal(await count(t, 'pages'), 0)
   })

@@ -19,6 +19,7 @@ import { timestampSchema } from '../../core/timestamps.ts'
 import type { AppContext } from '../context.ts'
 import { batchLimit } from '../batchLimit.ts'
 import { json, problems } from '../responses.ts'
+import { HttpProblem, problem } from '../problems.ts'
 import { listLimitSchema, postSignalsBodySchema } from '../schemas.ts'
 
 const sourceParams = z.object({ source: sourceNameSchema })
@@ -76,20 +77,28 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       response: {
         200: json('The document’s entries are committed as signals.', sitemapReceiptSchema),
         ...problems({
-          400: 'Bad url, source or receivedAt.',
+          400: 'Bad url, source or receivedAt, or no document in the body.',
           409: true,
           413: 'More than 50,000 entries or 50 MB uncompressed.',
           422: 'Not a well-formed sitemap (malformed XML, a DOCTYPE, another root element, a corrupt gzip stream).',
         }),
       },
     },
-    handler: async (request) =>
-      ingestSitemap(ctx, {
+    handler: async (request) => {
+      if (!Buffer.isBuffer(request.body))
+        throw new HttpProblem(
+          problem(
+            400,
+            `post the sitemap document as the body, as fetched: ${SITEMAP_MEDIA_TYPES.join(', ')}; nothing was stored`,
+          ),
+        )
+      return ingestSitemap(ctx, {
         sitemapUrl: request.query.url,
         source: request.query.source,
         receivedAt: request.query.receivedAt ?? null,
-        body: request.body as Buffer,
-      }),
+        body: request.body,
+      })
+    },
   })
 
   app.get('/v1/signal-sources', {

@@ -3264,7 +3264,7 @@ export interface operations {
                     "application/json": components["schemas"]["SitemapReceipt"];
                 };
             };
-            /** @description Bad url, source or receivedAt. */
+            /** @description Bad url, source or receivedAt, or no document in the body. */
             400: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
