@@ -26,6 +26,7 @@ import { observationsRoutes } from './http/routes/observations.ts'
 import { pagesRoutes } from './http/routes/pages.ts'
 import { clockRoutes, settingsRoutes } from './http/routes/settings.ts'
 import { hostsRoutes } from './http/routes/hosts.ts'
+import { signalsRoutes } from './http/routes/signals.ts'
 import { leasesRoutes } from './http/routes/leases.ts'
 import { optimizerRoutes } from './http/routes/optimizer.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(scheduleRoutes, ctx)
   await app.register(optimizerRoutes, { ...ctx, onOptimized: ops.metrics.onOptimized })
   await app.register(hostsRoutes, ctx)
+  await app.register(signalsRoutes, ctx)
   await app.register(opsRoutes, ops)
   await app.ready()
   return app

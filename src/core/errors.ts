@@ -49,3 +49,11 @@ export class UnprocessableError extends Error {
     this.name = 'UnprocessableError'
   }
 }
+
+/** The request's content is larger than a limit allows (413). Nothing was changed. */
+export class PayloadTooLargeError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'PayloadTooLargeError'
+  }
+}

@@ -655,3 +655,63 @@ export function replayHistory(
   }
   return { page: state, crawls }
 }
+
+/** What a change signal did to its page's schedule (docs/math.md 5.3). */
+export type SignalEffect =
+  /** The page is due now: the signal makes it at least as likely changed as its own schedule would find it. */
+  | 'pulled'
+  /** The claimed change is no newer than the content last seen: nothing to learn or do. */
+  | 'stale'
+  /** The source is not trusted enough for this page: the schedule is unchanged (the next crawl still judges it). */
+  | 'notWorth'
+  /** The page is due already, leased (its crawl is under way), or never crawled yet. */
+  | 'alreadyDue'
+  /** The page is not active (failing, gone, redirected): its retry or recheck time stands. */
+  | 'notActive'
+
+/** What applySignal reads of a page. */
+type SignalInput = Pick<
+  PageState,
+  'status' | 'host' | 'intervalStartAtMs' | 'lastCrawledAtMs' | 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs'
+>
+
+/**
+ * The chance that a page has changed by its next scheduled crawl, as its own schedule sees it: one period of its
+ * crawl rate at its change rate, 1 − exp(−changesPerDay / crawlsPerDay) (docs/math.md 5.3).
+ */
+export function scheduledChangeProbability(
+  page: Pick<PageState, 'host' | 'changesPerDay' | 'crawlsPerDay'>,
+  ctx: StepContext,
+): number {
+  const crawlsPerDay = page.crawlsPerDay
+  if (crawlsPerDay === null || !(crawlsPerDay > 0)) return 1
+  const changesPerDay = page.changesPerDay ?? priorRateFor(ctx, page.host)
+  return 1 - Math.exp(-changesPerDay / crawlsPerDay)
+}
+
+/**
+ * One change signal applied to its page (docs/math.md 5.3). `changedProbability` is P(changed | signal, trust) of
+ * the signal's source on the page's host (src/core/signals.ts, changeProbabilityGivenSignal). Crawling the page is
+ * worth importance × P(changed) now and importance × scheduledChangeProbability at its scheduled crawl; when the
+ * signal makes the first at least the second, the page is due now. Its rate is not touched: the crawl comes out of
+ * the same budget and hand-out allowance as every other (leases), and the crawl that follows sets the next due time
+ * from the rate as usual. Returns the effect and the page's due time after it.
+ */
+export function applySignal(
+  page: SignalInput,
+  signal: { signalledAtMs: number; pageLeased: boolean },
+  changedProbability: number,
+  ctx: StepContext,
+): { effect: SignalEffect; nextCrawlAtMs: number | null } {
+  const keep = (effect: SignalEffect) => ({ effect, nextCrawlAtMs: page.nextCrawlAtMs })
+  if (page.status !== 'active') return keep('notActive')
+  if (page.intervalStartAtMs !== null && signal.signalledAtMs <= page.intervalStartAtMs) return keep('stale')
+  if (
+    signal.pageLeased ||
+    page.lastCrawledAtMs === null ||
+    (page.nextCrawlAtMs !== null && page.nextCrawlAtMs <= ctx.nowMs)
+  )
+    return keep('alreadyDue')
+  if (!(changedProbability > 0) || changedProbability < scheduledChangeProbability(page, ctx)) return keep('notWorth')
+  return { effect: 'pulled', nextCrawlAtMs: ctx.nowMs }
+}

@@ -52,6 +52,7 @@ import { crawledPageWrite, pageStateOf } from './pageRows.ts'
 import { parseTimestampMs } from '../core/timestamps.ts'
 import { assertUrlRulesUnchanged } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
+import { judgeCrawlSignals, type CrawlForSignals } from './signals.ts'
 
 export type { ObservationReport } from '../core/crawlReports.ts'
 
@@ -152,6 +153,8 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
     }
     for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
     await writeCrawledPages(client, writes)
+    // The crawls judge the change signals that preceded them (docs/math.md 5.1).
+    await judgeCrawlSignals(client, batch.crawlsForSignals)
     batch.throttled = await throttledHosts(client)
     batch.blocks = await hostBlockStates(client, [...batch.hostSignals.keys()])
     return batch
@@ -191,6 +194,8 @@ class BatchResult {
   throttled: HostPacingRow[] = []
   /** The backoff state of the hosts in the batch, as read after the batch was applied. */
   blocks = new Map<string, HostBlockState>()
+  /** In-order crawls with content: what they judge of their pages' change signals. */
+  crawlsForSignals: CrawlForSignals[] = []
   /** In-order crawls by what the page was when it was crawled: where the budget went. */
   crawlsByPageStatus = { active: 0, failing: 0, gone: 0, redirected: 0, noisy: 0 }
   /** Crawls stored, by the host of their page. */
@@ -248,6 +253,13 @@ function applyPageReports(
     seen.add(report.crawledAtMs)
     if (outcome.kind === 'inOrder') {
       batch.signal(row.host, report)
+      if (outcome.fetch === 'content' || outcome.fetch === 'notModified')
+        batch.crawlsForSignals.push({
+          pageId: row.id,
+          host: row.host,
+          crawledAtMs: report.crawledAtMs,
+          changed: outcome.changed,
+        })
       if (outcome.redirectTo !== null) {
         const target = hostOfUrl(outcome.redirectTo)
         if (target !== null)

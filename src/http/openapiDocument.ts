@@ -46,6 +46,7 @@ const TAGS = [
   { name: 'optimiser', description: 'The bandwidth-constrained freshness optimisation of every page’s crawl rate.' },
   { name: 'settings', description: 'Budget, objective, schedule and estimator, shared by every replica.' },
   { name: 'hosts', description: 'Per-host politeness limits.' },
+  { name: 'signals', description: 'Change signals (sitemaps, feeds, pings) and the trust learned for each source.' },
   { name: 'operations', description: 'Health, readiness, metrics and statistics for operators.' },
 ]
 

@@ -6,6 +6,7 @@ import type { z } from 'zod'
 import {
   ConflictError,
   InvalidInputError,
+  PayloadTooLargeError,
   NotFoundError,
   UnprocessableError,
   type FieldProblem,
@@ -122,6 +123,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (err instanceof NotFoundError) return sendProblem(reply, problem(404, err.message))
     if (err instanceof ConflictError) return sendProblem(reply, problem(409, err.message))
     if (err instanceof UnprocessableError) return sendProblem(reply, problem(422, err.message))
+    if (err instanceof PayloadTooLargeError) return sendProblem(reply, problem(413, err.message))
     if ((err as { code?: unknown }).code === '23505') {
       // A unique constraint lost a race with a concurrent request: the same request may succeed now.
       request.log.warn({ err }, 'unique violation')

@@ -1,3 +1,4 @@
+import { signalReportSchema } from '../core/signals.ts'
 import { z } from 'zod'
 import { fieldProblemSchema } from '../core/errors.ts'
 import { observationReportSchema } from '../core/crawlReports.ts'
@@ -100,6 +101,14 @@ export const postObservationsBodySchema = z
       },
     ],
   })
+
+export const postSignalsBodySchema = z
+  .object({
+    signals: z
+      .array(signalReportSchema)
+      .describe('At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied.'),
+  })
+  .meta({ id: 'SignalBatch', description: 'Change signals, applied in one transaction.' })
 
 export const listObservationsQuerySchema = z.object({
   before: z.string().optional().describe('nextCursor of the previous response (an RFC 3339 crawl time).'),

@@ -174,6 +174,11 @@ describe('openapi/openapi.json', () => {
       'POST /v1/pages/bulk': 'bulkPages',
       'PUT /v1/hosts/{host}': 'putHost',
       'DELETE /v1/hosts/{host}': 'deleteHost',
+      'POST /v1/signals': 'postSignals',
+      'POST /v1/sitemaps': 'postSitemap',
+      'GET /v1/signal-sources': 'listSignalSources',
+      'GET /v1/signal-sources/{source}/hosts': 'listSignalSourceHosts',
+      'PUT /v1/signal-sources/{source}': 'putSignalSource',
     })
   })
 

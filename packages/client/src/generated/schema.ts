@@ -431,6 +431,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report change signals in a batch
+         * @description One transaction per batch: 200 means every accepted signal is durably committed. accepted + duplicates + future + unknownPages + rejected = items. A signal is stored once per (page, source, changedAt or else receivedAt): repeating a batch is safe. A signal makes its page due now only when its source’s learned precision on the host says the page is at least as likely changed as at its scheduled crawl (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.3); the crawl comes out of the same budget.
+         */
+        post: operations["postSignals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sitemaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a fetched sitemap document
+         * @description The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.
+         */
+        post: operations["postSitemap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signal-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signal sources and their fleet-wide trust
+         * @description Every source that has sent signals or has settings, with the counts behind its precision and recall.
+         */
+        get: operations["listSignalSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signal-sources/{source}/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A source’s trust on each host
+         * @description Per host: the counts and the precision and recall posteriors, which borrow from the source’s other hosts.
+         */
+        get: operations["listSignalSourceHosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signal-sources/{source}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what a source may do
+         * @description Whether its signals for unknown URLs register pages (discovery), and with what importance.
+         */
+        put: operations["putSignalSource"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -2002,6 +2102,157 @@ export interface components {
             outcomes?: components["schemas"]["OutcomeSettingsPatch"];
             urls?: components["schemas"]["UrlRulesPatch"];
         };
+        /** @description Change signals, applied in one transaction. */
+        SignalBatch: {
+            /** @description At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied. */
+            signals: components["schemas"]["SignalReport"][];
+        };
+        /** @description A signal of a batch, by position, and why it was not stored. */
+        SignalItemNote: {
+            /** @description Position of the item in the batch. */
+            index: number;
+            reason: string;
+        };
+        /** @description What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items. */
+        SignalReceipt: {
+            /** @description Stored signals (each judged by its page’s next crawl unless stale). */
+            accepted: number;
+            /** @description Repeats of a stored (url, source, changedAt or receivedAt): ignored. */
+            duplicates: number;
+            /** @description Dated more than 5 minutes in the future: dropped. */
+            future: number;
+            /** @description For URLs that are not pages, from a source that may not register them: dropped. */
+            unknownPages: number;
+            /** @description Pages registered by this batch (sources that allow discovery). */
+            discovered: number;
+            /** @description Accepted signals that made their page due now. */
+            pulled: number;
+            /** @description Accepted signals whose claimed change is no newer than the content last crawled: changed nothing. */
+            stale: number;
+            /** @description Not stored: malformed URL or timestamp, text the database cannot hold. */
+            rejected: components["schemas"]["SignalItemNote"][];
+        };
+        /** @description One change signal: this page is said to have changed. */
+        SignalReport: {
+            /** @description Absolute http(s) URL of the page said to have changed. */
+            url: string;
+            /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+            source: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 time of the change the source claims (a sitemap’s lastmod, a feed entry’s updated); absent for a bare ping.
+             */
+            changedAt?: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 time the signal was received from the source; absent = when this request arrives.
+             */
+            receivedAt?: string;
+        };
+        /** @description A source of change signals: its settings and fleet-wide trust. */
+        SignalSource: {
+            source: string;
+            /** @description Signals for unknown URLs register pages. */
+            discover: boolean;
+            /** @description The importance of the pages it registers. */
+            discoverImportance: number;
+            /** @description Hosts it has signalled on. */
+            hosts: number;
+            /** @description Signals stored. */
+            signalsReceived: number;
+            /** @description Signals whose claimed change was no newer than the content last crawled. */
+            signalsStale: number;
+            /** @description Signals that made their page due now. */
+            signalsPulled: number;
+            /** @description Signals a later crawl judged (precision trials). */
+            signalsJudged: number;
+            /** @description Judged signals whose crawl saw a change (precision hits). */
+            signalsConfirmed: number;
+            /** @description Changes crawls saw on the host(s) (recall trials). */
+            changesSeen: number;
+            /** @description Changes the source had signalled (recall hits). */
+            changesSignalled: number;
+            /** @description Sitemap documents whose every lastmod was one time: the build time, not a change time. */
+            buildTimeDocuments: number;
+            /** @description P(the page changed by its next crawl | signalled). */
+            precision: components["schemas"]["TrustPosterior"];
+            /** @description P(signalled | a crawl saw a change). */
+            recall: components["schemas"]["TrustPosterior"];
+            /** @description P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted. */
+            changeProbability: number;
+        };
+        /** @description A source on one host: its counts and its trust there, borrowing from its other hosts. */
+        SignalSourceHost: {
+            source: string;
+            host: string;
+            /** @description Signals stored. */
+            signalsReceived: number;
+            /** @description Signals whose claimed change was no newer than the content last crawled. */
+            signalsStale: number;
+            /** @description Signals that made their page due now. */
+            signalsPulled: number;
+            /** @description Signals a later crawl judged (precision trials). */
+            signalsJudged: number;
+            /** @description Judged signals whose crawl saw a change (precision hits). */
+            signalsConfirmed: number;
+            /** @description Changes crawls saw on the host(s) (recall trials). */
+            changesSeen: number;
+            /** @description Changes the source had signalled (recall hits). */
+            changesSignalled: number;
+            /** @description Sitemap documents whose every lastmod was one time: the build time, not a change time. */
+            buildTimeDocuments: number;
+            /** @description P(the page changed by its next crawl | signalled). */
+            precision: components["schemas"]["TrustPosterior"];
+            /** @description P(signalled | a crawl saw a change). */
+            recall: components["schemas"]["TrustPosterior"];
+            /** @description P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted. */
+            changeProbability: number;
+        };
+        /** @description A source’s hosts, by name. */
+        SignalSourceHostList: {
+            hosts: components["schemas"]["SignalSourceHost"][];
+            /** @description Pass as `after` for the next hosts; null at the end. */
+            nextCursor: string | null;
+        };
+        /** @description Every source that has sent signals or has settings. */
+        SignalSourceList: {
+            sources: components["schemas"]["SignalSource"][];
+        };
+        /** @description What the operator allows a source. */
+        SignalSourceSettings: {
+            /** @description Whether its signals for unknown URLs register pages. */
+            discover: boolean;
+            /** @description The importance of the pages it registers (default 1). Default: 1. */
+            discoverImportance?: number;
+        };
+        /** @description A sitemap an index lists. */
+        SitemapIndexEntry: {
+            url: string;
+            /** @description RFC 3339, or null. */
+            lastmod: string | null;
+        };
+        /** @description What became of a sitemap document. */
+        SitemapReceipt: {
+            /**
+             * @description A sitemap of pages, or an index of sitemaps.
+             * @enum {string}
+             */
+            kind: "urlset" | "sitemapindex";
+            /** @description Entries on the sitemap’s host. */
+            entries: number;
+            /** @description Entries for other hosts (the protocol forbids them): dropped. */
+            crossHost: number;
+            /** @description Entries without a usable <loc>, or with a <lastmod> that is no W3C datetime: dropped. */
+            invalid: number;
+            /** @description Page entries without <lastmod>: they claim no change, so they are no signal. */
+            withoutLastmod: number;
+            /** @description Every entry carries one lastmod: the document’s build time. Its entries are still signals, without a claimed change time, and the source’s precision on the host falls as crawls find the pages unchanged. */
+            lastmodIsBuildTime: boolean;
+            /** @description For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn. */
+            sitemaps: components["schemas"]["SitemapIndexEntry"][];
+            /** @description What became of the entries as signals (a urlset only). */
+            signals: components["schemas"]["SignalReceipt"];
+        };
         /**
          * @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.
          * @example {
@@ -2324,6 +2575,17 @@ export interface components {
             /** @description λ̌ at the window’s last point; null with 3 points or fewer. */
             endChangesPerDay: number | null;
         };
+        /** @description A beta posterior of a proportion (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.2). */
+        TrustPosterior: {
+            /** @description Posterior mean. */
+            mean: number;
+            /** @description Lower credible bound (mean − 1.645 sd, at least 0). */
+            lower: number;
+            alpha: number;
+            beta: number;
+            /** @description Observations behind it: its own plus those borrowed from the source’s other hosts (at most 10). */
+            evidence: number;
+        };
         UpdateDistribution: {
             /**
              * @description M2 (Last-Modified ages), M4 (constant crawl interval) or M6 (random intervals).
@@ -2594,6 +2856,8 @@ export interface components {
         LeaseIdPath: string;
         /** @description Items per response, default 100; values above 1000 are served as 1000. */
         LimitQuery: number;
+        /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+        SourcePath: string;
     };
     requestBodies: never;
     headers: never;
@@ -3823,6 +4087,274 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postSignals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalBatch"];
+            };
+        };
+        responses: {
+            /** @description The batch is committed: what became of the signals. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalReceipt"];
+                };
+            };
+            /** @description The body does not match the schema; nothing was stored. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postSitemap: {
+        parameters: {
+            query: {
+                /** @description The URL the sitemap was fetched from: its host is the only one its entries may name. */
+                url: string;
+                /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+                source?: string;
+                /** @description When it was fetched; absent = now. */
+                receivedAt?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document’s entries are committed as signals. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SitemapReceipt"];
+                };
+            };
+            /** @description Bad url, source or receivedAt, or no document in the body. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            /** @description More than 50,000 entries or 50 MB uncompressed. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a well-formed sitemap (malformed XML, a DOCTYPE, another root element, a corrupt gzip stream). */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSignalSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sources. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalSourceList"];
+                };
+            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSignalSourceHosts: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous response. */
+                after?: string;
+                /** @description Only this host. */
+                host?: string;
+                /** @description Items per response, default 100; values above 1000 are served as 1000. */
+                limit?: components["parameters"]["LimitQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+                source: components["parameters"]["SourcePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next hosts. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalSourceHostList"];
+                };
+            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such source. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putSignalSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
+                source: components["parameters"]["SourcePath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalSourceSettings"];
+            };
+        };
+        responses: {
+            /** @description The source with its settings. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalSource"];
+                };
+            };
+            400: components["responses"]["InvalidInput"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -1,0 +1,555 @@
+/**
+ * Change signals (docs/api.md "Signals"): a batch of signals in one transaction, the judging of pending signals by
+ * the crawls that follow them, and the sources' trust as the API shows it.
+ */
+import { z } from 'zod'
+import {
+  addTrustCounts,
+  changeProbabilityGivenSignal,
+  checkSignal,
+  datedSignal,
+  emptyTrustCounts,
+  fleetTrustOf,
+  judgeSignals,
+  trustOf,
+  type CheckedSignal,
+  type PendingSignal,
+  type SignalReport,
+  type Trust,
+  type TrustCounts,
+} from '../core/signals.ts'
+import { applySignal, stepContext, type SignalEffect } from '../core/pageStep.ts'
+import { InvalidInputError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../core/errors.ts'
+import { gunzipSync } from 'node:zlib'
+import { parseSitemap, SITEMAP_MAX_BYTES } from '../core/sitemaps.ts'
+import { isoTimestampOrNull, readTimestamp } from '../core/timestamps.ts'
+import { canonicalUrl } from '../core/url.ts'
+import type { RejectedItem } from '../core/crawlReports.ts'
+import { insertMissingPages, lockPagesByUrl, writeSchedules } from '../store/pagesRepo.ts'
+import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
+import {
+  addPendingSignals,
+  addTrustIncrements,
+  insertSignals,
+  listSignalSources,
+  listSignalTrust,
+  readPendingSignals,
+  readSignalSourceConfigs,
+  readTrustCounts,
+  replacePendingSignals,
+  signalKey,
+  sourcesOnHosts,
+  storedSignals,
+  trustPairKey,
+  writeSignalSourceConfig,
+  type SignalInsert,
+  type SignalSourceConfig,
+  type SignalSourceRow,
+  type SignalTrustRow,
+  type TrustIncrement,
+} from '../store/signalsRepo.ts'
+import { withTransaction, type Queryable } from '../store/transaction.ts'
+import { pageStateOf } from './pageRows.ts'
+import { assertUrlRulesUnchanged } from './urlRules.ts'
+import type { DomainDeps } from './deps.ts'
+
+const itemNoteSchema = z
+  .object({ index: z.number().int().describe('Position of the item in the batch.'), reason: z.string() })
+  .meta({ id: 'SignalItemNote', description: 'A signal of a batch, by position, and why it was not stored.' })
+
+export const signalReceiptSchema = z
+  .object({
+    accepted: z.number().int().describe('Stored signals (each judged by its page’s next crawl unless stale).'),
+    duplicates: z.number().int().describe('Repeats of a stored (url, source, changedAt or receivedAt): ignored.'),
+    future: z.number().int().describe('Dated more than 5 minutes in the future: dropped.'),
+    unknownPages: z
+      .number()
+      .int()
+      .describe('For URLs that are not pages, from a source that may not register them: dropped.'),
+    discovered: z.number().int().describe('Pages registered by this batch (sources that allow discovery).'),
+    pulled: z.number().int().describe('Accepted signals that made their page due now.'),
+    stale: z
+      .number()
+      .int()
+      .describe('Accepted signals whose claimed change is no newer than the content last crawled: changed nothing.'),
+    rejected: z
+      .array(itemNoteSchema)
+      .describe('Not stored: malformed URL or timestamp, text the database cannot hold.'),
+  })
+  .meta({
+    id: 'SignalReceipt',
+    description: 'What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items.',
+  })
+
+type SignalReceipt = z.infer<typeof signalReceiptSchema>
+
+/**
+ * Applies one batch of signals in one transaction: check each item, register the unknown URLs of sources that allow
+ * discovery, lock the pages in id order, apply each new signal to its page (src/core/pageStep.ts, applySignal) with
+ * its source's trust on the page's host, store the signals, the pending ones and the counts, and write the due
+ * times of the pages a signal pulled forward. Returns only after COMMIT.
+ */
+export async function ingestSignals(deps: DomainDeps, items: readonly SignalReport[]): Promise<SignalReceipt> {
+  const nowMs = deps.clock.nowMs()
+  const receipt = emptyReceipt()
+  const read = await loadSettingsVersion(deps.pool)
+  const checked: CheckedSignal[] = []
+  for (let i = 0; i < items.length; i++) {
+    const check = checkSignal(items[i]!, i, nowMs, read.settings.urls)
+    if ('future' in check) receipt.future++
+    else if ('reason' in check) receipt.rejected.push(check)
+    else checked.push(check)
+  }
+  return applySignals(deps, read, nowMs, checked, receipt)
+}
+
+const emptyReceipt = (): SignalReceipt => ({
+  accepted: 0,
+  duplicates: 0,
+  future: 0,
+  unknownPages: 0,
+  discovered: 0,
+  pulled: 0,
+  stale: 0,
+  rejected: [],
+})
+
+/** The transaction of ingestSignals, for signals checked under the settings `read` (their URLs canonical). */
+async function applySignals(
+  deps: DomainDeps,
+  read: Awaited<ReturnType<typeof loadSettingsVersion>>,
+  nowMs: number,
+  checked: readonly CheckedSignal[],
+  receipt: SignalReceipt,
+  options: { buildTimeDocuments?: ReadonlyMap<string, number> } = {},
+): Promise<SignalReceipt> {
+  const urlRules = read.settings.urls
+  const byUrl = new Map<string, CheckedSignal[]>()
+  for (const signal of checked) {
+    const list = byUrl.get(signal.url)
+    if (list) list.push(signal)
+    else byUrl.set(signal.url, [signal])
+  }
+
+  await withTransaction(deps.pool, async (client) => {
+    const settings = await holdSettings(client, read)
+    assertUrlRulesUnchanged(urlRules, settings.urls)
+    const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
+    const all = [...byUrl.values()].flat()
+    const configs = await readSignalSourceConfigs(client, [...new Set(all.map((s) => s.source))])
+    const discoverable = [...byUrl.values()].flatMap((signals) => {
+      const importances = signals.flatMap((s) => {
+        const config = configs.get(s.source)
+        return config?.discover ? [config.discoverImportance] : []
+      })
+      return importances.length === 0
+        ? []
+        : [{ url: signals[0]!.url, host: signals[0]!.host, importance: Math.max(...importances) }]
+    })
+    const counts = { discovered: await insertMissingPages(client, discoverable, nowMs) }
+    const rows = await lockPagesByUrl(client, [...byUrl.keys()])
+    const rowByUrl = new Map(rows.map((r) => [r.url, r]))
+    for (const [url, signals] of byUrl) if (!rowByUrl.has(url)) receipt.unknownPages += signals.length
+
+    const keys = rows.flatMap((row) => byUrl.get(row.url)!.map((s) => ({ pageId: row.id, ...s })))
+    const stored = await storedSignals(client, keys)
+    const trust = await readTrustCounts(client, uniquePairs(keys.map((k) => ({ source: k.source, host: k.host }))))
+    const trustCache = new Map<string, Trust>()
+    const trustFor = (source: string, host: string): Trust => {
+      const key = trustPairKey(source, host)
+      let t = trustCache.get(key)
+      if (!t) {
+        t = trustOf(trust.byPair.get(key) ?? emptyTrustCounts(), trust.bySource.get(source) ?? emptyTrustCounts())
+        trustCache.set(key, t)
+      }
+      return t
+    }
+
+    const inserts: SignalInsert[] = []
+    const pending: { pageId: string; source: string; signalledAtMs: number }[] = []
+    const increments = new Map<string, TrustIncrement>()
+    const schedules: {
+      id: string
+      changesPerDay: number | null
+      crawlsPerDay: number | null
+      nextCrawlAtMs: number | null
+    }[] = []
+    for (const row of rows) {
+      const page = pageStateOf(row)
+      const seen = new Set<string>()
+      let pulled = false
+      for (const signal of byUrl.get(row.url)!.sort((a, b) => a.signalledAtMs - b.signalledAtMs)) {
+        const key = signalKey(row.id, signal.source, signal.signalledAtMs)
+        if (seen.has(key) || stored.has(key)) {
+          receipt.duplicates++
+          continue
+        }
+        seen.add(key)
+        const step = applySignal(
+          page,
+          { signalledAtMs: signal.signalledAtMs, pageLeased: row.leaseId !== null },
+          changeProbabilityGivenSignal(trustFor(signal.source, row.host)),
+          ctx,
+        )
+        receipt.accepted++
+        const inc = incrementFor(increments, signal.source, row.host)
+        inc.signalsReceived++
+        if (step.effect === 'stale') {
+          receipt.stale++
+          inc.signalsStale++
+        } else pending.push({ pageId: row.id, source: signal.source, signalledAtMs: signal.signalledAtMs })
+        if (step.effect === 'pulled') {
+          receipt.pulled++
+          inc.signalsPulled++
+          page.nextCrawlAtMs = step.nextCrawlAtMs
+          pulled = true
+        }
+        inserts.push(signalInsert(row.id, signal, step.effect))
+      }
+      if (pulled)
+        schedules.push({
+          id: row.id,
+          changesPerDay: page.changesPerDay,
+          crawlsPerDay: page.crawlsPerDay,
+          nextCrawlAtMs: page.nextCrawlAtMs,
+        })
+    }
+    for (const [key, documents] of options.buildTimeDocuments ?? []) {
+      const [source, host] = splitPairKey(key)
+      incrementFor(increments, source, host).buildTimeDocuments += documents
+    }
+    const inserted = await insertSignals(client, inserts)
+    if (inserted.size !== inserts.length) throw new Error('a signal checked as new is stored already')
+    await addPendingSignals(client, pending)
+    await addTrustIncrements(client, [...increments.values()])
+    await writeSchedules(client, schedules)
+    receipt.discovered = counts.discovered
+  })
+  receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
+  return receipt
+}
+
+function signalInsert(pageId: string, signal: CheckedSignal, effect: SignalEffect): SignalInsert {
+  return {
+    pageId,
+    source: signal.source,
+    signalledAtMs: signal.signalledAtMs,
+    changedAtMs: signal.changedAtMs,
+    receivedAtMs: signal.receivedAtMs,
+    effect,
+  }
+}
+
+function uniquePairs(pairs: readonly { source: string; host: string }[]): { source: string; host: string }[] {
+  const map = new Map(pairs.map((p) => [trustPairKey(p.source, p.host), p]))
+  return [...map.values()]
+}
+
+function splitPairKey(key: string): [string, string] {
+  const bar = key.indexOf('|')
+  return [key.slice(0, bar), key.slice(bar + 1)]
+}
+
+function incrementFor(map: Map<string, TrustIncrement>, source: string, host: string): TrustIncrement {
+  const key = trustPairKey(source, host)
+  let inc = map.get(key)
+  if (!inc) {
+    inc = {
+      source,
+      host,
+      ...emptyTrustCounts(),
+      signalsReceived: 0,
+      signalsStale: 0,
+      signalsPulled: 0,
+      buildTimeDocuments: 0,
+    }
+    map.set(key, inc)
+  }
+  return inc
+}
+
+/** A crawl that closed or started an interval (in order, with content): what it judges of the page's signals. */
+export interface CrawlForSignals {
+  pageId: string
+  host: string
+  crawledAtMs: number
+  /** Whether it saw a change; null for a baseline (which only clears the signals dated before it). */
+  changed: boolean | null
+}
+
+/**
+ * Inside the ingest transaction of crawl reports: the crawls judge the pending signals of their pages
+ * (src/core/signals.ts, judgeSignals), and the counts behind each source's trust on the host move.
+ */
+export async function judgeCrawlSignals(client: Queryable, crawls: readonly CrawlForSignals[]): Promise<void> {
+  if (crawls.length === 0) return
+  const pageIds = [...new Set(crawls.map((c) => c.pageId))]
+  const changedHosts = [...new Set(crawls.filter((c) => c.changed === true).map((c) => c.host))]
+  const [pendingRows, hostSources] = await Promise.all([
+    readPendingSignals(client, pageIds),
+    sourcesOnHosts(client, changedHosts),
+  ])
+  if (pendingRows.length === 0 && hostSources.size === 0) return
+  const pendingByPage = new Map<string, PendingSignal[]>()
+  for (const p of pendingRows) {
+    const list = pendingByPage.get(p.pageId)
+    if (list) list.push(p)
+    else pendingByPage.set(p.pageId, [p])
+  }
+  const increments = new Map<string, TrustIncrement>()
+  for (const crawl of [...crawls].sort((a, b) => a.crawledAtMs - b.crawledAtMs)) {
+    const pending = pendingByPage.get(crawl.pageId) ?? []
+    if (crawl.changed === null) {
+      pendingByPage.set(
+        crawl.pageId,
+        pending.filter((p) => p.signalledAtMs > crawl.crawledAtMs),
+      )
+      continue
+    }
+    const verdict = judgeSignals(pending, crawl.crawledAtMs, crawl.changed, hostSources.get(crawl.host) ?? [])
+    pendingByPage.set(crawl.pageId, verdict.stillPending)
+    for (const [source, counts] of verdict.increments)
+      addTrustCounts(incrementFor(increments, source, crawl.host), counts)
+  }
+  const touched = [...new Set(pendingRows.map((p) => p.pageId))]
+  await replacePendingSignals(
+    client,
+    touched,
+    touched.flatMap((pageId) => (pendingByPage.get(pageId) ?? []).map((p) => ({ pageId, ...p }))),
+  )
+  await addTrustIncrements(client, [...increments.values()])
+}
+
+const posteriorSchema = z
+  .object({
+    mean: z.number().describe('Posterior mean.'),
+    lower: z.number().describe('Lower credible bound (mean − 1.645 sd, at least 0).'),
+    alpha: z.number(),
+    beta: z.number(),
+    evidence: z
+      .number()
+      .describe('Observations behind it: its own plus those borrowed from the source’s other hosts (at most 10).'),
+  })
+  .meta({ id: 'TrustPosterior', description: 'A beta posterior of a proportion (docs/math.md 5.2).' })
+
+const countsSchema = {
+  signalsReceived: z.number().int().describe('Signals stored.'),
+  signalsStale: z.number().int().describe('Signals whose claimed change was no newer than the content last crawled.'),
+  signalsPulled: z.number().int().describe('Signals that made their page due now.'),
+  signalsJudged: z.number().int().describe('Signals a later crawl judged (precision trials).'),
+  signalsConfirmed: z.number().int().describe('Judged signals whose crawl saw a change (precision hits).'),
+  changesSeen: z.number().int().describe('Changes crawls saw on the host(s) (recall trials).'),
+  changesSignalled: z.number().int().describe('Changes the source had signalled (recall hits).'),
+  buildTimeDocuments: z
+    .number()
+    .int()
+    .describe('Sitemap documents whose every lastmod was one time: the build time, not a change time.'),
+  precision: posteriorSchema.describe('P(the page changed by its next crawl | signalled).'),
+  recall: posteriorSchema.describe('P(signalled | a crawl saw a change).'),
+  changeProbability: z
+    .number()
+    .describe('P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted.'),
+}
+
+export const signalSourceSchema = z
+  .object({
+    source: z.string(),
+    discover: z.boolean().describe('Signals for unknown URLs register pages.'),
+    discoverImportance: z.number().describe('The importance of the pages it registers.'),
+    hosts: z.number().int().describe('Hosts it has signalled on.'),
+    ...countsSchema,
+  })
+  .meta({ id: 'SignalSource', description: 'A source of change signals: its settings and fleet-wide trust.' })
+
+export const signalSourceListSchema = z
+  .object({ sources: z.array(signalSourceSchema) })
+  .meta({ id: 'SignalSourceList', description: 'Every source that has sent signals or has settings.' })
+
+const signalSourceHostSchema = z.object({ source: z.string(), host: z.string(), ...countsSchema }).meta({
+  id: 'SignalSourceHost',
+  description: 'A source on one host: its counts and its trust there, borrowing from its other hosts.',
+})
+
+export const signalSourceHostListSchema = z
+  .object({
+    hosts: z.array(signalSourceHostSchema),
+    nextCursor: z.string().nullable().describe('Pass as `after` for the next hosts; null at the end.'),
+  })
+  .meta({ id: 'SignalSourceHostList', description: 'A source’s hosts, by name.' })
+
+export const signalSourceSettingsSchema = z
+  .object({
+    discover: z.boolean().describe('Whether its signals for unknown URLs register pages.'),
+    discoverImportance: z
+      .number()
+      .positive()
+      .max(1e6)
+      .default(1)
+      .describe('The importance of the pages it registers (default 1).'),
+  })
+  .meta({ id: 'SignalSourceSettings', description: 'What the operator allows a source.' })
+
+function withTrust(counts: TrustCounts, trust: Trust) {
+  const summary = (p: Trust['precision']) => ({
+    mean: p.mean,
+    lower: p.lower,
+    alpha: p.alpha,
+    beta: p.beta,
+    evidence: p.evidence,
+  })
+  return {
+    precision: summary(trust.precision),
+    recall: summary(trust.recall),
+    changeProbability: changeProbabilityGivenSignal(trust),
+    signalsJudged: counts.signalsJudged,
+    signalsConfirmed: counts.signalsConfirmed,
+    changesSeen: counts.changesSeen,
+    changesSignalled: counts.changesSignalled,
+  }
+}
+
+export async function listSources(deps: Pick<DomainDeps, 'pool'>): Promise<z.infer<typeof signalSourceListSchema>> {
+  const rows = await listSignalSources(deps.pool)
+  return { sources: rows.map((r: SignalSourceRow) => ({ ...r, ...withTrust(r, fleetTrustOf(r)) })) }
+}
+
+export async function listSourceHosts(
+  deps: Pick<DomainDeps, 'pool'>,
+  source: string,
+  options: { after: string | null; host: string | null; limit: number },
+): Promise<z.infer<typeof signalSourceHostListSchema>> {
+  const sources = await listSignalSources(deps.pool)
+  const fleet = sources.find((s) => s.source === source)
+  if (!fleet) throw new NotFoundError(`no signal source ${source}`)
+  const rows = await listSignalTrust(deps.pool, source, {
+    afterHost: options.after,
+    host: options.host,
+    limit: options.limit,
+  })
+  return {
+    hosts: rows.map((r: SignalTrustRow) => ({ ...r, ...withTrust(r, trustOf(r, fleet)) })),
+    nextCursor: rows.length === options.limit ? rows[rows.length - 1]!.host : null,
+  }
+}
+
+export async function putSourceSettings(
+  deps: Pick<DomainDeps, 'pool'>,
+  source: string,
+  config: SignalSourceConfig,
+): Promise<z.infer<typeof signalSourceSchema>> {
+  await writeSignalSourceConfig(deps.pool, source, config)
+  const { sources } = await listSources(deps)
+  return sources.find((s) => s.source === source)!
+}
+
+export const sitemapReceiptSchema = z
+  .object({
+    kind: z.enum(['urlset', 'sitemapindex']).describe('A sitemap of pages, or an index of sitemaps.'),
+    entries: z.number().int().describe('Entries on the sitemap’s host.'),
+    crossHost: z.number().int().describe('Entries for other hosts (the protocol forbids them): dropped.'),
+    invalid: z
+      .number()
+      .int()
+      .describe('Entries without a usable <loc>, or with a <lastmod> that is no W3C datetime: dropped.'),
+    withoutLastmod: z
+      .number()
+      .int()
+      .describe('Page entries without <lastmod>: they claim no change, so they are no signal.'),
+    lastmodIsBuildTime: z
+      .boolean()
+      .describe(
+        'Every entry carries one lastmod: the document’s build time. Its entries are still signals, without a claimed change time, and the source’s precision on the host falls as crawls find the pages unchanged.',
+      ),
+    sitemaps: z
+      .array(
+        z
+          .object({ url: z.string(), lastmod: z.string().nullable().describe('RFC 3339, or null.') })
+          .meta({ id: 'SitemapIndexEntry', description: 'A sitemap an index lists.' }),
+      )
+      .describe('For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn.'),
+    signals: signalReceiptSchema.describe('What became of the entries as signals (a urlset only).'),
+  })
+  .meta({ id: 'SitemapReceipt', description: 'What became of a sitemap document.' })
+
+/**
+ * A sitemap document as a crawler fetched it (docs/api.md "Sitemaps"): parsed safely (src/core/sitemaps.ts), and
+ * each dated page entry on the sitemap's host posted as a signal of `source` (one transaction for the document).
+ */
+export async function ingestSitemap(
+  deps: DomainDeps,
+  request: { sitemapUrl: string; source: string; receivedAt: string | null; body: Buffer },
+): Promise<z.infer<typeof sitemapReceiptSchema>> {
+  const read = await loadSettingsVersion(deps.pool)
+  const sitemap = canonicalUrl(request.sitemapUrl, read.settings.urls)
+  if ('error' in sitemap)
+    throw new InvalidInputError(`url: ${sitemap.error}`, [{ path: '/querystring/url', message: sitemap.error }])
+  let receivedAtMs = deps.clock.nowMs()
+  if (request.receivedAt !== null) {
+    const at = readTimestamp(request.receivedAt)
+    if ('error' in at)
+      throw new InvalidInputError(`receivedAt is ${at.error}`, [{ path: '/querystring/receivedAt', message: at.error }])
+    receivedAtMs = at.ms
+  }
+  const parsed = parseSitemap(sitemapText(request.body), sitemap.host, read.settings.urls)
+  const nowMs = deps.clock.nowMs()
+  const receipt = emptyReceipt()
+  const checked: CheckedSignal[] = []
+  let withoutLastmod = 0
+  if (parsed.kind === 'urlset') {
+    for (const [index, entry] of parsed.entries.entries()) {
+      if (entry.lastModifiedMs === null) {
+        withoutLastmod++
+        continue
+      }
+      const signal = datedSignal(
+        {
+          index,
+          url: entry.url,
+          host: sitemap.host,
+          source: request.source,
+          // A build time claims no change of the page.
+          changedAtMs: parsed.lastmodIsBuildTime ? null : entry.lastModifiedMs,
+          receivedAtMs,
+        },
+        nowMs,
+      )
+      if ('future' in signal) receipt.future++
+      else checked.push(signal)
+    }
+  }
+  const signals = await applySignals(deps, read, nowMs, checked, receipt, {
+    buildTimeDocuments: parsed.lastmodIsBuildTime
+      ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
+      : new Map(),
+  })
+  return {
+    kind: parsed.kind,
+    entries: parsed.entries.length,
+    crossHost: parsed.crossHost,
+    invalid: parsed.invalid,
+    withoutLastmod,
+    lastmodIsBuildTime: parsed.lastmodIsBuildTime,
+    sitemaps:
+      parsed.kind === 'sitemapindex'
+        ? parsed.entries.map((e) => ({ url: e.url, lastmod: isoTimestampOrNull(e.lastModifiedMs) }))
+        : [],
+    signals,
+  }
+}
+
+/** Gunzips a body that starts with the gzip magic bytes, never past SITEMAP_MAX_BYTES. */
+function sitemapText(body: Buffer): string {
+  let bytes = body
+  if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(body, { maxOutputLength: SITEMAP_MAX_BYTES })
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        throw new PayloadTooLargeError(`the sitemap is larger than ${SITEMAP_MAX_BYTES} bytes uncompressed`)
+      throw new UnprocessableError(`the gzip stream is corrupt: ${(err as Error).message}`)
+    }
+  }
+  if (bytes.length > SITEMAP_MAX_BYTES)
+    throw new PayloadTooLargeError(`the sitemap is larger than ${SITEMAP_MAX_BYTES} bytes uncompressed`)
+  return bytes.toString('utf8')
+}
