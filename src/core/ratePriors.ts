@@ -40,11 +40,13 @@ export function pageRateEvidence(estimator: EstimatorState | null, settings: Set
  * of a fleet of many hosts takes seconds (BENCHMARKS.md), where re-deriving the posteriors under them does not.
  */
 export const PRIOR_REFIT_MS = 60 * 60 * 1000
+/** ...unless the pages with evidence have grown by more than this factor since (a young fleet's first crawls). */
+const PRIOR_REFIT_GROWTH = 1.1
 
 /**
  * Fits the fleet-wide and per-host priors to the pages' evidence, starting from the previous fit (or a vague
  * prior around settings.defaultChangesPerDay); returns the previous fit unchanged when it is younger than
- * PRIOR_REFIT_MS. Null when the scheduling estimator takes no prior.
+ * PRIOR_REFIT_MS and the pages with evidence have not grown by PRIOR_REFIT_GROWTH since. Null when the scheduling estimator takes no prior.
  */
 export function refitRatePriors(
   pages: readonly { host: string; evidence: RateEvidence | null }[],
@@ -53,20 +55,21 @@ export function refitRatePriors(
   nowMs: number,
 ): FleetPriors | null {
   if (!settings.fleetPrior || !PRIOR_ESTIMATORS.includes(settings.estimator)) return null
-  if (
-    previous?.fittedAtMs !== undefined &&
-    nowMs >= previous.fittedAtMs &&
-    nowMs - previous.fittedAtMs < PRIOR_REFIT_MS
-  )
-    return previous
+  const withEvidence = pages.filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)
+  const young =
+    previous?.fittedAtMs !== undefined && nowMs >= previous.fittedAtMs && nowMs - previous.fittedAtMs < PRIOR_REFIT_MS
+  const grown = withEvidence.length > PRIOR_REFIT_GROWTH * (previous?.fittedPages ?? 0)
+  if (young && !grown) return previous
   // In a canonical order, so the fit's sums (and so every estimate) do not depend on the order pages are read in.
-  const withEvidence = pages
-    .filter((p): p is { host: string; evidence: RateEvidence } => p.evidence !== null)
-    .sort(compareEvidence)
+  withEvidence.sort(compareEvidence)
   const stride = Math.max(1, Math.ceil(withEvidence.length / MAX_FIT_PAGES))
   const sample = stride === 1 ? withEvidence : withEvidence.filter((_, k) => k % stride === 0)
   const vague = vaguePrior(settings.defaultChangesPerDay)
-  return { ...fitFleetPriors(sample, previous?.fleet ?? vague, vague), fittedAtMs: nowMs }
+  return {
+    ...fitFleetPriors(sample, previous?.fleet ?? vague, vague),
+    fittedAtMs: nowMs,
+    fittedPages: withEvidence.length,
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Tables and the goal check of the freshness benchmark, as plain text or Markdown.
  */
-import { WELL_OBSERVED_INTERVALS } from './engine.ts'
+import { WELL_OBSERVED_INTERVALS, type RunResult } from './engine.ts'
 import {
   DEFAULT_LOOP_POLICY,
   ORACLE_POLICY,
@@ -33,6 +33,8 @@ interface TableRow {
   medianRelativeError: number | null
   medianEstimateRatio: number | null
   medianEstimateRatioWellObserved: number | null
+  /** |Δ̂ − Δ|/Δ over pages with 1 to 8 intervals: count, median and 90th percentile (RunResult). */
+  fewCrawlsRelativeError: RunResult['fewCrawlsRelativeError']
   elapsedMs: number
 }
 
@@ -65,6 +67,7 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
       medianRelativeError: r.result.medianRelativeError,
       medianEstimateRatio: r.result.medianEstimateRatio,
       medianEstimateRatioWellObserved: r.result.medianEstimateRatioWellObserved,
+      fewCrawlsRelativeError: r.result.fewCrawlsRelativeError,
       elapsedMs: r.elapsedMs,
     })
   }

@@ -406,6 +406,8 @@ export interface FleetPriors {
   hosts: Record<string, GammaPrior>
   /** When they were fitted (epoch ms); absent in priors stored before it was kept. */
   fittedAtMs?: number
+  /** How many pages had evidence when they were fitted. */
+  fittedPages?: number
 }
 
 /** The prior before anything is known: mean `defaultChangesPerDay`, shape 0.5 (wide: four decades hold most of it). */

@@ -105,4 +105,9 @@ test('the priors are refitted at most once an hour: a younger fit is kept as it 
   assert.notEqual(later, first)
   assert.equal(later.fittedAtMs, 1_000_000 + PRIOR_REFIT_MS)
   assert.equal(refitRatePriors(pages, { ...settings, fleetPrior: false }, first, 0), null)
+  // A young fleet's fit is redone as soon as the pages with evidence grow by more than a tenth.
+  const more = [...pages, ...pages.slice(0, 5).map((p) => ({ ...p, host: 'new.example' }))]
+  const regrown = refitRatePriors(more, settings, first, 1_000_000 + 1)!
+  assert.notEqual(regrown, first)
+  assert.equal(regrown.fittedPages, 45)
 })
