@@ -187,8 +187,9 @@ async function solveAndWrite(
       cols.nextMs[i] = batch.nextCrawlAtMs[k] ?? Number.NaN
       const estimate = batch.changesPerDay[k]
       if (estimate !== null && estimate !== undefined) {
-        // The law's rate follows the estimate (renewalParameters' scaling).
-        if (cols.changesPerDay[i]! > 0)
+        // The law's rate follows the estimate (renewalParameters' scaling; a Poisson page's is the estimate itself).
+        if (cols.renewalChangesPerDay[i] === cols.changesPerDay[i]) cols.renewalChangesPerDay[i] = estimate
+        else if (cols.changesPerDay[i]! > 0)
           cols.renewalChangesPerDay[i] = cols.renewalChangesPerDay[i]! * (estimate / cols.changesPerDay[i]!)
         cols.changesPerDay[i] = estimate
       }

@@ -79,6 +79,9 @@ export const signalReceiptSchema = z
   .meta({
     id: 'SignalReceipt',
     description: 'What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items.',
+    examples: [
+      { accepted: 2, duplicates: 0, future: 0, unknownPages: 0, discovered: 0, pulled: 1, stale: 0, rejected: [] },
+    ],
   })
 
 type SignalReceipt = z.infer<typeof signalReceiptSchema>
@@ -332,6 +335,21 @@ const posteriorSchema = z
   })
   .meta({ id: 'TrustPosterior', description: 'A beta posterior of a proportion (docs/math.md 5.2).' })
 
+/** Counts and trust of a source on the example host, for the examples below. */
+const EXAMPLE_COUNTS = {
+  signalsReceived: 240,
+  signalsStale: 3,
+  signalsPulled: 150,
+  signalsJudged: 200,
+  signalsConfirmed: 180,
+  changesSeen: 190,
+  changesSignalled: 175,
+  buildTimeDocuments: 0,
+  precision: { mean: 0.9, lower: 0.865, alpha: 181, beta: 21, evidence: 200 },
+  recall: { mean: 0.92, lower: 0.888, alpha: 176, beta: 16, evidence: 190 },
+  changeProbability: 0.865,
+}
+
 const countsSchema = {
   signalsReceived: z.number().int().describe('Signals stored.'),
   signalsStale: z.number().int().describe('Signals whose claimed change was no newer than the content last crawled.'),
@@ -359,11 +377,17 @@ export const signalSourceSchema = z
     hosts: z.number().int().describe('Hosts it has signalled on.'),
     ...countsSchema,
   })
-  .meta({ id: 'SignalSource', description: 'A source of change signals: its settings and fleet-wide trust.' })
+  .meta({
+    id: 'SignalSource',
+    description: 'A source of change signals: its settings and fleet-wide trust.',
+    examples: [{ source: 'sitemap', discover: true, discoverImportance: 0.5, hosts: 1, ...EXAMPLE_COUNTS }],
+  })
 
-export const signalSourceListSchema = z
-  .object({ sources: z.array(signalSourceSchema) })
-  .meta({ id: 'SignalSourceList', description: 'Every source that has sent signals or has settings.' })
+export const signalSourceListSchema = z.object({ sources: z.array(signalSourceSchema) }).meta({
+  id: 'SignalSourceList',
+  description: 'Every source that has sent signals or has settings.',
+  examples: [{ sources: [{ source: 'sitemap', discover: false, discoverImportance: 1, hosts: 1, ...EXAMPLE_COUNTS }] }],
+})
 
 const signalSourceHostSchema = z.object({ source: z.string(), host: z.string(), ...countsSchema }).meta({
   id: 'SignalSourceHost',
@@ -375,7 +399,11 @@ export const signalSourceHostListSchema = z
     hosts: z.array(signalSourceHostSchema),
     nextCursor: z.string().nullable().describe('Pass as `after` for the next hosts; null at the end.'),
   })
-  .meta({ id: 'SignalSourceHostList', description: 'A source’s hosts, by name.' })
+  .meta({
+    id: 'SignalSourceHostList',
+    description: 'A source’s hosts, by name.',
+    examples: [{ hosts: [{ source: 'sitemap', host: 'example.com', ...EXAMPLE_COUNTS }], nextCursor: null }],
+  })
 
 export const signalSourceSettingsSchema = z
   .object({
@@ -387,7 +415,11 @@ export const signalSourceSettingsSchema = z
       .default(1)
       .describe('The importance of the pages it registers (default 1).'),
   })
-  .meta({ id: 'SignalSourceSettings', description: 'What the operator allows a source.' })
+  .meta({
+    id: 'SignalSourceSettings',
+    description: 'What the operator allows a source.',
+    examples: [{ discover: true, discoverImportance: 0.5 }],
+  })
 
 function withTrust(counts: TrustCounts, trust: Trust) {
   const summary = (p: Trust['precision']) => ({
@@ -469,7 +501,31 @@ export const sitemapReceiptSchema = z
       .describe('For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn.'),
     signals: signalReceiptSchema.describe('What became of the entries as signals (a urlset only).'),
   })
-  .meta({ id: 'SitemapReceipt', description: 'What became of a sitemap document.' })
+  .meta({
+    id: 'SitemapReceipt',
+    description: 'What became of a sitemap document.',
+    examples: [
+      {
+        kind: 'urlset',
+        entries: 2,
+        crossHost: 0,
+        invalid: 0,
+        withoutLastmod: 0,
+        lastmodIsBuildTime: false,
+        sitemaps: [],
+        signals: {
+          accepted: 2,
+          duplicates: 0,
+          future: 0,
+          unknownPages: 0,
+          discovered: 0,
+          pulled: 1,
+          stale: 0,
+          rejected: [],
+        },
+      },
+    ],
+  })
 
 /**
  * A sitemap document as a crawler fetched it (docs/api.md "Sitemaps"): parsed safely (src/core/sitemaps.ts), and

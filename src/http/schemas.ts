@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { fieldProblemSchema } from '../core/errors.ts'
 import { observationReportSchema } from '../core/crawlReports.ts'
 import { pageFilterFieldsSchema, pageRegistrationSchema } from '../domain/pages.ts'
-import { EXAMPLE_NOW } from '../core/examples.ts'
+import { EXAMPLE_NOW, exampleTime } from '../core/examples.ts'
 
 /**
  * Shapes that exist only at the HTTP edge (docs/api.md): problems, batch bodies, query strings and
@@ -108,7 +108,18 @@ export const postSignalsBodySchema = z
       .array(signalReportSchema)
       .describe('At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied.'),
   })
-  .meta({ id: 'SignalBatch', description: 'Change signals, applied in one transaction.' })
+  .meta({
+    id: 'SignalBatch',
+    description: 'Change signals, applied in one transaction.',
+    examples: [
+      {
+        signals: [
+          { url: 'https://example.com/news', source: 'sitemap', changedAt: exampleTime(-3600) },
+          { url: 'https://example.com/about', source: 'ping', receivedAt: EXAMPLE_NOW },
+        ],
+      },
+    ],
+  })
 
 export const listObservationsQuerySchema = z.object({
   before: z.string().optional().describe('nextCursor of the previous response (an RFC 3339 crawl time).'),

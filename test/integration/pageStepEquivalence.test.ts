@@ -66,6 +66,8 @@ test('service over HTTP and simulator loop: identical estimates, rates and due t
       budgetCrawlsPerDay: universe.budgetCrawlsPerDay,
       estimator: 'mleAdaptive',
       schedule: 'periodic',
+      // The simulator's loop runs without the service's default page cap (src/sim/policies.ts).
+      maxCrawlsPerDay: null,
     })
     await call('PUT', '/v1/pages', {
       pages: Array.from({ length: PAGES }, (_, i) => ({ url: url(i), importance: universe.importance[i]! })),

@@ -2102,7 +2102,23 @@ export interface components {
             outcomes?: components["schemas"]["OutcomeSettingsPatch"];
             urls?: components["schemas"]["UrlRulesPatch"];
         };
-        /** @description Change signals, applied in one transaction. */
+        /**
+         * @description Change signals, applied in one transaction.
+         * @example {
+         *       "signals": [
+         *         {
+         *           "url": "https://example.com/news",
+         *           "source": "sitemap",
+         *           "changedAt": "2026-03-02T11:00:00.000Z"
+         *         },
+         *         {
+         *           "url": "https://example.com/about",
+         *           "source": "ping",
+         *           "receivedAt": "2026-03-02T12:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         SignalBatch: {
             /** @description At most MAX_BATCH_ITEMS (default 5,000) items; more → 413 and nothing is applied. */
             signals: components["schemas"]["SignalReport"][];
@@ -2113,7 +2129,19 @@ export interface components {
             index: number;
             reason: string;
         };
-        /** @description What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items. */
+        /**
+         * @description What became of a batch of signals: accepted + duplicates + future + unknownPages + rejected = items.
+         * @example {
+         *       "accepted": 2,
+         *       "duplicates": 0,
+         *       "future": 0,
+         *       "unknownPages": 0,
+         *       "discovered": 0,
+         *       "pulled": 1,
+         *       "stale": 0,
+         *       "rejected": []
+         *     }
+         */
         SignalReceipt: {
             /** @description Stored signals (each judged by its page’s next crawl unless stale). */
             accepted: number;
@@ -2149,7 +2177,38 @@ export interface components {
              */
             receivedAt?: string;
         };
-        /** @description A source of change signals: its settings and fleet-wide trust. */
+        /**
+         * @description A source of change signals: its settings and fleet-wide trust.
+         * @example {
+         *       "source": "sitemap",
+         *       "discover": true,
+         *       "discoverImportance": 0.5,
+         *       "hosts": 1,
+         *       "signalsReceived": 240,
+         *       "signalsStale": 3,
+         *       "signalsPulled": 150,
+         *       "signalsJudged": 200,
+         *       "signalsConfirmed": 180,
+         *       "changesSeen": 190,
+         *       "changesSignalled": 175,
+         *       "buildTimeDocuments": 0,
+         *       "precision": {
+         *         "mean": 0.9,
+         *         "lower": 0.865,
+         *         "alpha": 181,
+         *         "beta": 21,
+         *         "evidence": 200
+         *       },
+         *       "recall": {
+         *         "mean": 0.92,
+         *         "lower": 0.888,
+         *         "alpha": 176,
+         *         "beta": 16,
+         *         "evidence": 190
+         *       },
+         *       "changeProbability": 0.865
+         *     }
+         */
         SignalSource: {
             source: string;
             /** @description Signals for unknown URLs register pages. */
@@ -2208,17 +2267,92 @@ export interface components {
             /** @description P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted. */
             changeProbability: number;
         };
-        /** @description A source’s hosts, by name. */
+        /**
+         * @description A source’s hosts, by name.
+         * @example {
+         *       "hosts": [
+         *         {
+         *           "source": "sitemap",
+         *           "host": "example.com",
+         *           "signalsReceived": 240,
+         *           "signalsStale": 3,
+         *           "signalsPulled": 150,
+         *           "signalsJudged": 200,
+         *           "signalsConfirmed": 180,
+         *           "changesSeen": 190,
+         *           "changesSignalled": 175,
+         *           "buildTimeDocuments": 0,
+         *           "precision": {
+         *             "mean": 0.9,
+         *             "lower": 0.865,
+         *             "alpha": 181,
+         *             "beta": 21,
+         *             "evidence": 200
+         *           },
+         *           "recall": {
+         *             "mean": 0.92,
+         *             "lower": 0.888,
+         *             "alpha": 176,
+         *             "beta": 16,
+         *             "evidence": 190
+         *           },
+         *           "changeProbability": 0.865
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         SignalSourceHostList: {
             hosts: components["schemas"]["SignalSourceHost"][];
             /** @description Pass as `after` for the next hosts; null at the end. */
             nextCursor: string | null;
         };
-        /** @description Every source that has sent signals or has settings. */
+        /**
+         * @description Every source that has sent signals or has settings.
+         * @example {
+         *       "sources": [
+         *         {
+         *           "source": "sitemap",
+         *           "discover": false,
+         *           "discoverImportance": 1,
+         *           "hosts": 1,
+         *           "signalsReceived": 240,
+         *           "signalsStale": 3,
+         *           "signalsPulled": 150,
+         *           "signalsJudged": 200,
+         *           "signalsConfirmed": 180,
+         *           "changesSeen": 190,
+         *           "changesSignalled": 175,
+         *           "buildTimeDocuments": 0,
+         *           "precision": {
+         *             "mean": 0.9,
+         *             "lower": 0.865,
+         *             "alpha": 181,
+         *             "beta": 21,
+         *             "evidence": 200
+         *           },
+         *           "recall": {
+         *             "mean": 0.92,
+         *             "lower": 0.888,
+         *             "alpha": 176,
+         *             "beta": 16,
+         *             "evidence": 190
+         *           },
+         *           "changeProbability": 0.865
+         *         }
+         *       ]
+         *     }
+         */
         SignalSourceList: {
             sources: components["schemas"]["SignalSource"][];
         };
-        /** @description What the operator allows a source. */
+        /**
+         * @description What the operator allows a source.
+         * @example {
+         *       "discover": true,
+         *       "discoverImportance": 0.5
+         *     }
+         */
         SignalSourceSettings: {
             /** @description Whether its signals for unknown URLs register pages. */
             discover: boolean;
@@ -2231,7 +2365,28 @@ export interface components {
             /** @description RFC 3339, or null. */
             lastmod: string | null;
         };
-        /** @description What became of a sitemap document. */
+        /**
+         * @description What became of a sitemap document.
+         * @example {
+         *       "kind": "urlset",
+         *       "entries": 2,
+         *       "crossHost": 0,
+         *       "invalid": 0,
+         *       "withoutLastmod": 0,
+         *       "lastmodIsBuildTime": false,
+         *       "sitemaps": [],
+         *       "signals": {
+         *         "accepted": 2,
+         *         "duplicates": 0,
+         *         "future": 0,
+         *         "unknownPages": 0,
+         *         "discovered": 0,
+         *         "pulled": 1,
+         *         "stale": 0,
+         *         "rejected": []
+         *       }
+         *     }
+         */
         SitemapReceipt: {
             /**
              * @description A sitemap of pages, or an index of sitemaps.
