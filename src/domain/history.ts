@@ -235,7 +235,7 @@ const learningSchema = z
     posterior: z
       .object({
         changesPerDay: z.number().describe('The posterior mean: the scheduling estimate.'),
-        ci90: z.tuple([z.number(), z.number()]).describe('The central 90 % credible interval of the rate.'),
+        ci90: z.array(z.number()).length(2).describe('The central 90 % credible interval of the rate: [5 %, 95 %].'),
         intervals: z.number().int().describe('The crawl intervals the posterior rests on.'),
       })
       .meta({ id: 'RatePosterior' })

@@ -1870,11 +1870,8 @@ export interface components {
         RatePosterior: {
             /** @description The posterior mean: the scheduling estimate. */
             changesPerDay: number;
-            /** @description The central 90 % credible interval of the rate. */
-            ci90: [
-                number,
-                number
-            ];
+            /** @description The central 90 % credible interval of the rate: [5 %, 95 %]. */
+            ci90: number[];
             /** @description The crawl intervals the posterior rests on. */
             intervals: number;
         };
