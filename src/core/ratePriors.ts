@@ -27,9 +27,14 @@ const PRIOR_ESTIMATORS: readonly Settings['estimator'][] = ['mle', 'mleAdaptive'
 /** The fit reads at most this many pages (an even sample of them): enough for a host's few parameters. */
 const MAX_FIT_PAGES = 20_000
 
-/** What a page's stored estimator state says about its rate, for the priors; null when nothing (or no prior applies). */
-export function pageRateEvidence(estimator: EstimatorState | null, settings: Settings): RateEvidence | null {
-  if (estimator === null || !PRIOR_ESTIMATORS.includes(settings.estimator)) return null
+/** What a page's stored estimator state says about its rate, for the priors; null when nothing (or no prior applies, or the page is noisy). */
+export function pageRateEvidence(
+  estimator: EstimatorState | null,
+  settings: Settings,
+  noisy: boolean,
+): RateEvidence | null {
+  // A noisy page's "changes" are noise (docs/math.md 1.11): it says nothing about its host's rates.
+  if (noisy || estimator === null || !PRIOR_ESTIMATORS.includes(settings.estimator)) return null
   const state = readEstimatorState(estimator)
   if (state.intervals === 0) return null
   return schedulingEvidence(state, settings.estimator)
@@ -184,7 +189,7 @@ export function pageLearning(
 ): PageLearning {
   const usesPrior = settings.fleetPrior && PRIOR_ESTIMATORS.includes(settings.estimator) && priors !== null
   const prior = usesPrior ? priorForHost(priors, host) : null
-  const evidence = estimator === null ? null : pageRateEvidence(estimator, settings)
+  const evidence = estimator === null ? null : pageRateEvidence(estimator, settings, false)
   const posterior = prior === null ? null : ratePosterior(evidence ?? { unchangedDays: 0, changed: [] }, prior)
   const state = estimator === null ? null : readEstimatorState(estimator)
   const intervals = state?.intervals ?? 0

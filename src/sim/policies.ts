@@ -290,7 +290,7 @@ export function recrawlPolicy(
       // As the optimiser run: the priors are refitted first, and a page without an estimate takes its host's.
       const evidence = pages.map((p) => ({
         host: p.host,
-        evidence: fleetPrior ? pageRateEvidence(p.estimator, settings) : null,
+        evidence: fleetPrior ? pageRateEvidence(p.estimator, settings, p.noisy) : null,
         intervals: p.intervals,
         storedChangesPerDay: p.changesPerDay,
       }))

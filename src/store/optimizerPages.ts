@@ -219,7 +219,7 @@ function fillRow(
   cols.noisy[i] = noisy
   cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
   const state = chunk.estimatorState[j] ?? null
-  cols.evidence[i] = state === null ? null : pageRateEvidence(decodeEstimatorState(state), settings)
+  cols.evidence[i] = state === null ? null : pageRateEvidence(decodeEstimatorState(state), settings, noisy)
   // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
   const shape = chunk.ageShape[j] ?? null
   cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY

@@ -5,7 +5,14 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { PRIOR_REFIT_MS, refitRatePriors, solveEstimates, type SolvePage } from '../../../src/core/ratePriors.ts'
+import {
+  PRIOR_REFIT_MS,
+  pageRateEvidence,
+  refitRatePriors,
+  solveEstimates,
+  type SolvePage,
+} from '../../../src/core/ratePriors.ts'
+import { emptyEstimatorState, stepEstimators } from '../../../src/math/estimators/index.ts'
 import { DEFAULT_SETTINGS } from '../../../src/core/settings.ts'
 import { ratePosterior, type FleetPriors, type RateEvidence } from '../../../src/math/estimators/prior.ts'
 
@@ -110,4 +117,15 @@ test('the priors are refitted at most once an hour: a younger fit is kept as it 
   const regrown = refitRatePriors(more, settings, first, 1_000_000 + 1)!
   assert.notEqual(regrown, first)
   assert.equal(regrown.fittedPages, 45)
+})
+
+test('a noisy page gives the priors no evidence: its changes are noise, not its host’s rate', () => {
+  const settings = { ...DEFAULT_SETTINGS, fleetPrior: true }
+  const state = stepEstimators(
+    emptyEstimatorState(),
+    { intervalDays: 0.01, changed: true, ageDays: null },
+    { llnAlpha: '1/k', saGamma: 0.75, defaultChangesPerDay: 1, minChangesPerDay: 0, maxChangesPerDay: 1e5 },
+  )
+  assert.notEqual(pageRateEvidence(state, settings, false), null)
+  assert.equal(pageRateEvidence(state, settings, true), null)
 })
