@@ -301,6 +301,19 @@ const ERROR_RESPONSE_NAMES: Record<string, string> = {
   '503': 'Unavailable',
 }
 
+/** Every operation of every path, mapped by `f` (paths and methods kept, in order). */
+function mapOperations<Op, Out>(
+  paths: Record<string, Record<string, Op>>,
+  f: (op: Op) => Out,
+): Record<string, Record<string, Out>> {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, op]) => [method, f(op)])),
+    ]),
+  )
+}
+
 /**
  * The error response most routes share for a status (the same description, headers and problem body)
  * declared once in components/responses and referenced, instead of repeated on every route; a route whose
@@ -326,28 +339,20 @@ function sharedErrorResponses(doc: OpenApiObject): OpenApiObject {
     shared.set(status, key)
     responses[ERROR_RESPONSE_NAMES[status]!] = JSON.parse(key) as unknown
   }
-  const referenced = Object.fromEntries(
-    Object.entries(paths).map(([path, item]) => [
-      path,
-      Object.fromEntries(
-        Object.entries(item).map(([method, op]) => [
-          method,
-          op.responses === undefined
-            ? op
-            : {
-                ...op,
-                responses: Object.fromEntries(
-                  Object.entries(op.responses).map(([status, response]) => [
-                    status,
-                    shared.get(status) === JSON.stringify(response)
-                      ? { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]!}` }
-                      : response,
-                  ]),
-                ),
-              },
-        ]),
-      ),
-    ]),
+  const referenced = mapOperations(paths, (op) =>
+    op.responses === undefined
+      ? op
+      : {
+          ...op,
+          responses: Object.fromEntries(
+            Object.entries(op.responses).map(([status, response]) => [
+              status,
+              shared.get(status) === JSON.stringify(response)
+                ? { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]!}` }
+                : response,
+            ]),
+          ),
+        },
   )
   return sharedParameters({ ...doc, paths: referenced, components: { ...doc.components, responses } })
 }
@@ -372,24 +377,16 @@ function sharedParameters(doc: OpenApiObject): OpenApiObject {
     parameters[name] = JSON.parse(key) as unknown
     names.set(key, name)
   }
-  const referenced = Object.fromEntries(
-    Object.entries(paths).map(([path, item]) => [
-      path,
-      Object.fromEntries(
-        Object.entries(item).map(([method, op]) => [
-          method,
-          op.parameters === undefined
-            ? op
-            : {
-                ...op,
-                parameters: op.parameters.map((p) => {
-                  const name = names.get(JSON.stringify(p))
-                  return name === undefined ? p : { $ref: `#/components/parameters/${name}` }
-                }),
-              },
-        ]),
-      ),
-    ]),
+  const referenced = mapOperations(paths, (op) =>
+    op.parameters === undefined
+      ? op
+      : {
+          ...op,
+          parameters: op.parameters.map((p) => {
+            const name = names.get(JSON.stringify(p))
+            return name === undefined ? p : { $ref: `#/components/parameters/${name}` }
+          }),
+        },
   )
   const sorted = Object.fromEntries(
     Object.keys(parameters)
