@@ -44,7 +44,8 @@ function isThrottleSignal(httpStatus: number | null, retryAfterSeconds: number |
 
 /**
  * How long to wait after the k-th consecutive failure (k ≥ 1), in days.
- * - 404 and 410 (until the page is gone): steeply, the page's period × 4^(k−1) (at least the first retry);
+ * - 404 and 410 (until the page is gone): steeply, the page's period (at most maxRetryIntervalDays) × 4^(k−1)
+ *   (at least the first retry);
  * - errors: retryAfterErrorSeconds × 2^(k−1), growing until the larger of maxRetryIntervalDays and the period;
  * - a Retry-After the server sent is always respected (after a 429 it is the wait).
  */
@@ -63,8 +64,11 @@ export function failureWaitDays(options: {
   const k = Math.max(1, options.failures)
   let wait: number
   if (options.kind === 'notFound' || options.kind === 'gone') {
+    // From at most maxRetryIntervalDays: a page the optimiser crawls rarely (at its floor, a period of 100 days)
+    // must still confirm a 404 soon, or it is never found gone.
+    const base = Math.min(options.periodDays, Math.max(outcomes.maxRetryIntervalDays, first))
     wait = Math.min(
-      Math.max(options.periodDays, first) * 4 ** (k - 1),
+      Math.max(base, first) * 4 ** (k - 1),
       outcomes.goneRecheckDays > 0 ? outcomes.goneRecheckDays : Infinity,
     )
   } else if (options.kind === 'throttled') {
