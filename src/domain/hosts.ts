@@ -154,7 +154,9 @@ export const hostOverviewQuerySchema = z.object({
   sort: z
     .enum(HOST_SORT_KEYS)
     .default('crawlsLastDay')
-    .describe('The column to sort by; ties are broken by host name.'),
+    .describe(
+      'The column to sort by, by its value at the last refresh of the ranking (after every optimiser run); ties are broken by host name.',
+    ),
   order: z.enum(['asc', 'desc']).default('desc').describe('Sort direction; hosts without a value come last.'),
   hostPrefix: z.string().min(1).max(253).optional().describe('Only hosts whose name starts with this text.'),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
