@@ -273,18 +273,6 @@ export async function readHostNumbers(
   return rows
 }
 
-/**
- * The same numbers for every host, from scratch: what host_rollup's sort values are refreshed from, and
- * what tests compare the overview with.
- */
-export async function readAllHostNumbers(q: Queryable, clock: HostOverviewClock): Promise<HostOverviewRow[]> {
-  const { rows } = await q.query<HostOverviewRow>(
-    `${hostNumbersSql(clock.spacing, 'true')} SELECT * FROM n ORDER BY host`,
-    [new Date(clock.nowMs), clock.defaultChangesPerDay],
-  )
-  return rows
-}
-
 /** When host_rollup's sort values were last computed (null: never). */
 export async function hostRollupRefreshedAt(q: Queryable): Promise<Date | null> {
   const { rows } = await q.query<{ at: Date | null }>('SELECT refreshed_at AS at FROM host_rollup_state')
