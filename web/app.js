@@ -1152,8 +1152,8 @@ if (linked) {
   })
 }
 dashboard.ready = true
-// The host view aggregates every page and the last day's crawls per call (seconds at 10^5 hosts, BENCHMARKS.md
-// "Host overview"): it reloads on every HOST_REFRESH_TICKS-th refresh only, and at once when sorted or paged.
+// The host view's order changes with the optimiser's runs only (docs/api.md "Host overview"): it reloads on every
+// HOST_REFRESH_TICKS-th refresh, and at once when sorted or paged.
 const HOST_REFRESH_TICKS = 6
 let ticks = 0
 setInterval(() => {

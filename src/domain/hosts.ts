@@ -3,9 +3,13 @@ import {
   deleteHost,
   getHost,
   HOST_OVERVIEW_SORTS,
+  hostRollupRefreshedAt,
   listHosts,
-  readHostOverview,
+  rankHosts,
+  readHostNumbers,
+  refreshHostRollup,
   upsertHost,
+  type HostOverviewClock,
   type HostOverviewRow,
   type HostOverviewSort,
   type HostRow,
@@ -16,7 +20,7 @@ import { InvalidInputError, NotFoundError } from '../core/errors.ts'
 import { MIN_POSITIVE_DELAY_SECONDS, rateSchema } from '../core/inputLimits.ts'
 import { canonicalHostName, type UrlRules } from '../core/url.ts'
 import { pagesByStatusSchema } from '../core/pageFields.ts'
-import { SECONDS_PER_DAY } from '../math/units.ts'
+import { MS_PER_SECOND, SECONDS_PER_DAY } from '../math/units.ts'
 import type { DomainDeps } from './deps.ts'
 
 /**
@@ -150,7 +154,9 @@ export const hostOverviewQuerySchema = z.object({
   sort: z
     .enum(HOST_SORT_KEYS)
     .default('crawlsLastDay')
-    .describe('The column to sort by; ties are broken by host name.'),
+    .describe(
+      'The column to sort by, by its value at the last refresh of the ranking (after every optimiser run); ties are broken by host name.',
+    ),
   order: z.enum(['asc', 'desc']).default('desc').describe('Sort direction; hosts without a value come last.'),
   hostPrefix: z.string().min(1).max(253).optional().describe('Only hosts whose name starts with this text.'),
   cursor: z.string().optional().describe('nextCursor of the previous response.'),
@@ -299,6 +305,34 @@ function toHostOverview(r: HostOverviewRow, nowMs: number): z.infer<typeof hostO
 /** Largest offset a cursor may carry (far beyond any host count). */
 const MAX_OVERVIEW_OFFSET = 1e9
 
+/** The overview's clock: now, and the settings its freshness is computed under. */
+async function overviewClock(
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
+): Promise<HostOverviewClock & { staleMs: number }> {
+  const settings = await loadSettings(deps.pool)
+  return {
+    nowMs: deps.clock.nowMs(),
+    spacing: settings.schedule,
+    defaultChangesPerDay: settings.defaultChangesPerDay,
+    staleMs: HOST_RANKING_STALE_RUNS * settings.reoptimizeSeconds * MS_PER_SECOND,
+  }
+}
+
+/**
+ * The host overview's ranking is recomputed after every optimiser run; a call that finds it older than this
+ * many optimiser periods (no run lately: none is due yet after a start, or runs fail) recomputes it first.
+ */
+const HOST_RANKING_STALE_RUNS = 2
+
+/**
+ * Recomputes the ranking of the host overview (host_rollup, docs/design.md "Host overview"); false when
+ * another refresh is under way (its result will do).
+ */
+export async function refreshHostRanking(deps: Pick<DomainDeps, 'pool' | 'clock'>): Promise<boolean> {
+  const clock = await overviewClock(deps)
+  return withTransaction(deps.pool, (c) => refreshHostRollup(c, clock))
+}
+
 /** One page of the host overview (docs/api.md "Host overview"); the cursor is an offset, opaque to clients. */
 export async function listHostOverview(
   deps: Pick<DomainDeps, 'pool' | 'clock'>,
@@ -313,23 +347,30 @@ export async function listHostOverview(
     }
     offset = Number(query.cursor)
   }
-  const nowMs = deps.clock.nowMs()
-  const settings = await loadSettings(deps.pool)
-  const rows = await readHostOverview(deps.pool, {
-    nowMs,
-    spacing: settings.schedule,
-    defaultChangesPerDay: settings.defaultChangesPerDay,
+  const clock = await overviewClock(deps)
+  const refreshedAt = await hostRollupRefreshedAt(deps.pool)
+  // Never computed, older than allowed, or computed at a time still to come (the clock went back).
+  if (
+    refreshedAt === null ||
+    refreshedAt.getTime() > clock.nowMs ||
+    clock.nowMs - refreshedAt.getTime() > clock.staleMs
+  ) {
+    await withTransaction(deps.pool, (c) => refreshHostRollup(c, clock))
+  }
+  const ranked = await rankHosts(deps.pool, {
     hostPrefix: query.hostPrefix ?? null,
     sort: query.sort,
     descending: query.order === 'desc',
     offset,
     limit: query.limit,
   })
-  const total = rows[0]?.total ?? 0
-  const next = offset + rows.length
+  const numbers = new Map((await readHostNumbers(deps.pool, clock, ranked.hosts)).map((r) => [r.host, r]))
+  // A host that lost its last page since it was ranked has no numbers and is left out.
+  const rows = ranked.hosts.map((h) => numbers.get(h)).filter((r): r is HostOverviewRow => r !== undefined)
+  const next = offset + ranked.hosts.length
   return {
-    hosts: rows.map((r) => toHostOverview(r, nowMs)),
-    total,
-    nextCursor: rows.length > 0 && next < total ? String(next) : null,
+    hosts: rows.map((r) => toHostOverview(r, clock.nowMs)),
+    total: ranked.total,
+    nextCursor: ranked.hosts.length > 0 && next < ranked.total ? String(next) : null,
   }
 }

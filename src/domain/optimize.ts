@@ -24,6 +24,7 @@ import { withClient, type Queryable } from '../store/transaction.ts'
 import { ConflictError, UnprocessableError } from '../core/errors.ts'
 import { rateMoved, retimePage, stepContext } from '../core/pageStep.ts'
 import type { DomainDeps } from './deps.ts'
+import { refreshHostRanking } from './hosts.ts'
 
 export const optimizerRunSchema = z
   .object({
@@ -92,7 +93,16 @@ export async function runOptimizer(
       await releaseOptimizerLock(client)
     }
   })
-  if (result) deps.logger?.info({ ...result, trigger: options.trigger }, 'optimiser run')
+  if (result) {
+    deps.logger?.info({ ...result, trigger: options.trigger }, 'optimiser run')
+    // The new plan moves the host overview's planned crawls and freshness: its ranking follows. A failure
+    // there is not the run's: the next run, or an overview call that finds the ranking stale, tries again.
+    try {
+      await refreshHostRanking(deps)
+    } catch (err) {
+      deps.logger?.error({ err }, 'host overview ranking refresh failed')
+    }
+  }
   return result
 }
 

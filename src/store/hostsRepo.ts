@@ -153,16 +153,16 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
   )
 }
 
-/** The columns GET /v1/host-overview sorts by, each an expression over the overview's joined row. */
+/** The columns GET /v1/host-overview sorts by, each a column of host_rollup (migrations/0022). */
 export const HOST_OVERVIEW_SORTS = {
-  host: 'a.host',
-  pages: 'a.pages',
-  plannedCrawlsPerDay: 'a.planned',
-  crawlsLastDay: 'coalesce(f.crawls, 0)',
-  failuresLastDay: 'coalesce(f.failures, 0)',
-  pagesOverdue: 'a.overdue',
-  pagesFailing: 'a.failing',
-  expectedFreshness: 'CASE WHEN a.importance > 0 THEN a.weighted / a.importance END',
+  host: 'r.host',
+  pages: 'r.pages',
+  plannedCrawlsPerDay: 'r.planned_crawls_per_day',
+  crawlsLastDay: 'r.crawls_last_day',
+  failuresLastDay: 'r.failures_last_day',
+  pagesOverdue: 'r.pages_overdue',
+  pagesFailing: 'r.pages_failing',
+  expectedFreshness: 'r.expected_freshness',
 } as const
 
 export type HostOverviewSort = keyof typeof HOST_OVERVIEW_SORTS
@@ -195,32 +195,24 @@ export interface HostOverviewRow {
   connection: number
   tls: number
   otherErrors: number
-  /** Hosts matching the filter, on every row. */
-  total: number
+}
+
+/** How the overview's numbers are computed: as of nowMs, under the schedule's spacing. */
+export interface HostOverviewClock {
+  nowMs: number
+  spacing: CrawlSpacing
+  defaultChangesPerDay: number
 }
 
 /**
- * One page of per-host numbers (docs/api.md "Host overview"): pages by status, overdue pages, planned
- * crawls and Σ importance·f(ρ) from the pages and their schedules; crawls and failures by kind in the
- * day before nowMs from the observations; limits, pace and backoff from the hosts table. Hosts with no
- * page are left out (GET /v1/hosts lists limits). Sorted by `sort`, ties by host; offset paging.
+ * Per-host numbers of GET /v1/host-overview (docs/api.md "Host overview") for the hosts that `filter`
+ * selects: pages by status, overdue pages, planned crawls and Σ importance·f(ρ) from the pages and their
+ * schedules; crawls and failures by kind in the day before nowMs from the observations; limits, pace and
+ * backoff from the hosts table. Hosts with no page are left out. Parameters $1 (now) and $2 (the default
+ * change rate) are the overview's, `filter` may use $3.
  */
-export async function readHostOverview(
-  q: Queryable,
-  options: {
-    nowMs: number
-    spacing: CrawlSpacing
-    defaultChangesPerDay: number
-    hostPrefix: string | null
-    sort: HostOverviewSort
-    descending: boolean
-    offset: number
-    limit: number
-  },
-): Promise<HostOverviewRow[]> {
-  const direction = options.descending ? 'DESC NULLS LAST' : 'ASC NULLS LAST'
-  const { rows } = await q.query<HostOverviewRow>(
-    `WITH a AS (
+function hostNumbersSql(spacing: CrawlSpacing, filter: string): string {
+  return `WITH a AS (
        SELECT p.host, count(*)::int AS pages,
          count(*) FILTER (WHERE p.status = 'active')::int AS active,
          count(*) FILTER (WHERE p.status = 'failing')::int AS failing,
@@ -230,9 +222,9 @@ export async function readHostOverview(
          count(*) FILTER (WHERE s.next_crawl_at <= $1 AND (s.lease_id IS NULL OR s.lease_expires_at <= $1))::int AS overdue,
          coalesce(sum(s.crawls_per_day), 0)::float8 AS planned,
          coalesce(sum(s.importance), 0)::float8 AS importance,
-         coalesce(sum(${weightedFreshnessSql(options.spacing)}), 0)::float8 AS weighted
+         coalesce(sum(${weightedFreshnessSql(spacing)}), 0)::float8 AS weighted
        FROM pages p JOIN page_schedule s ON s.page_id = p.id
-       WHERE $3::text IS NULL OR p.host LIKE $3
+       WHERE ${filter}
        GROUP BY p.host
      ), f AS (
        SELECT p.host, count(*)::int AS crawls,
@@ -247,31 +239,124 @@ export async function readHostOverview(
          count(*) FILTER (WHERE o.fetch_error = 'tls')::int AS tls,
          count(*) FILTER (WHERE o.fetch_error = 'other')::int AS other_errors
        FROM observations o JOIN pages p ON p.id = o.page_id
-       WHERE o.crawled_at > $1::timestamptz - interval '1 day' AND o.crawled_at <= $1
-         AND ($3::text IS NULL OR p.host LIKE $3)
+       WHERE o.crawled_at > $1::timestamptz - interval '1 day' AND o.crawled_at <= $1 AND ${filter}
        GROUP BY p.host
-     )
-     SELECT a.host, a.pages, a.active AS "pagesActive", a.failing AS "pagesFailing", a.gone AS "pagesGone",
-       a.redirected AS "pagesRedirected", a.noisy AS "pagesNoisy", a.overdue AS "pagesOverdue",
-       a.planned AS "plannedCrawlsPerDay", a.importance AS "importanceTotal", a.weighted AS "weightedFreshness",
-       h.max_crawls_per_day AS "maxCrawlsPerDay", h.pace_seconds AS "paceSeconds",
-       h.throttle_delay_seconds AS "throttleDelaySeconds", h.block_incidents AS "blockIncidents",
-       h.blocked_until AS "blockedUntil",
-       coalesce(f.crawls, 0) AS "crawlsLastDay", coalesce(f.failures, 0) AS "failuresLastDay",
-       coalesce(f.http4xx, 0) AS http4xx, coalesce(f.http429, 0) AS http429, coalesce(f.http5xx, 0) AS http5xx,
-       coalesce(f.http_other, 0) AS "httpOther", coalesce(f.timeouts, 0) AS timeouts, coalesce(f.dns, 0) AS dns,
-       coalesce(f.connection, 0) AS connection, coalesce(f.tls, 0) AS tls, coalesce(f.other_errors, 0) AS "otherErrors",
-       count(*) OVER ()::int AS total
-     FROM a LEFT JOIN f ON f.host = a.host LEFT JOIN hosts h ON h.host = a.host
-     ORDER BY ${HOST_OVERVIEW_SORTS[options.sort]} ${direction}, a.host
-     LIMIT $4 OFFSET $5`,
-    [
-      new Date(options.nowMs),
-      options.defaultChangesPerDay,
-      options.hostPrefix === null ? null : likePrefix(options.hostPrefix),
-      options.limit,
-      options.offset,
-    ],
+     ), n AS (
+       SELECT a.host, a.pages, a.active AS "pagesActive", a.failing AS "pagesFailing", a.gone AS "pagesGone",
+         a.redirected AS "pagesRedirected", a.noisy AS "pagesNoisy", a.overdue AS "pagesOverdue",
+         a.planned AS "plannedCrawlsPerDay", a.importance AS "importanceTotal", a.weighted AS "weightedFreshness",
+         h.max_crawls_per_day AS "maxCrawlsPerDay", h.pace_seconds AS "paceSeconds",
+         h.throttle_delay_seconds AS "throttleDelaySeconds", h.block_incidents AS "blockIncidents",
+         h.blocked_until AS "blockedUntil",
+         coalesce(f.crawls, 0) AS "crawlsLastDay", coalesce(f.failures, 0) AS "failuresLastDay",
+         coalesce(f.http4xx, 0) AS http4xx, coalesce(f.http429, 0) AS http429, coalesce(f.http5xx, 0) AS http5xx,
+         coalesce(f.http_other, 0) AS "httpOther", coalesce(f.timeouts, 0) AS timeouts, coalesce(f.dns, 0) AS dns,
+         coalesce(f.connection, 0) AS connection, coalesce(f.tls, 0) AS tls, coalesce(f.other_errors, 0) AS "otherErrors"
+       FROM a LEFT JOIN f ON f.host = a.host LEFT JOIN hosts h ON h.host = a.host
+     )`
+}
+
+/**
+ * The overview's numbers of the given hosts, computed from their pages and crawls as of clock.nowMs (through
+ * the (host, id) index of pages: the cost grows with these hosts' pages and crawls, not with the table).
+ */
+export async function readHostNumbers(
+  q: Queryable,
+  clock: HostOverviewClock,
+  hosts: readonly string[],
+): Promise<HostOverviewRow[]> {
+  if (hosts.length === 0) return []
+  const { rows } = await q.query<HostOverviewRow>(
+    `${hostNumbersSql(clock.spacing, 'p.host = ANY($3::text[])')} SELECT * FROM n ORDER BY host`,
+    [new Date(clock.nowMs), clock.defaultChangesPerDay, hosts],
   )
   return rows
+}
+
+/** When host_rollup's sort values were last computed (null: never). */
+export async function hostRollupRefreshedAt(q: Queryable): Promise<Date | null> {
+  const { rows } = await q.query<{ at: Date | null }>('SELECT refreshed_at AS at FROM host_rollup_state')
+  return rows[0]?.at ?? null
+}
+
+/** Set apart from the optimiser's (optimizerRepo.ts): one refresh of host_rollup at a time. */
+const HOST_ROLLUP_LOCK_KEY = 7242019022
+
+/**
+ * Recomputes every sort value of host_rollup from scratch as of clock.nowMs, in one transaction of `q`
+ * (the caller's), unless another refresh holds the lock (then false, nothing done). Hosts with pages get
+ * their row; rows of hosts without pages are dropped (the triggers of migrations/0022 keep both true
+ * between refreshes; a refresh also repairs what concurrent statements left behind).
+ */
+export async function refreshHostRollup(q: Queryable, clock: HostOverviewClock): Promise<boolean> {
+  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [HOST_ROLLUP_LOCK_KEY])
+  if (rows[0]?.ok !== true) return false
+  // Rather than wait for a statement that deletes pages (and holds host rows), this refresh gives up and
+  // leaves its values to the next one: it never becomes the other side of a deadlock.
+  await q.query(`SET LOCAL lock_timeout = '500ms'`)
+  await q.query(
+    `${hostNumbersSql(clock.spacing, 'true')},
+     up AS (
+       INSERT INTO host_rollup AS r (host, pages, pages_failing, pages_overdue, planned_crawls_per_day,
+         expected_freshness, crawls_last_day, failures_last_day)
+       SELECT host, pages, "pagesFailing", "pagesOverdue", "plannedCrawlsPerDay",
+         CASE WHEN "importanceTotal" > 0 THEN "weightedFreshness" / "importanceTotal" END, "crawlsLastDay", "failuresLastDay"
+       FROM n ORDER BY host
+       ON CONFLICT (host) DO UPDATE SET pages = excluded.pages, pages_failing = excluded.pages_failing,
+         pages_overdue = excluded.pages_overdue, planned_crawls_per_day = excluded.planned_crawls_per_day,
+         expected_freshness = excluded.expected_freshness, crawls_last_day = excluded.crawls_last_day,
+         failures_last_day = excluded.failures_last_day
+       RETURNING r.host
+     ), gone AS (
+       DELETE FROM host_rollup r WHERE NOT EXISTS (SELECT 1 FROM up WHERE up.host = r.host)
+     )
+     UPDATE host_rollup_state SET refreshed_at = $1`,
+    [new Date(clock.nowMs), clock.defaultChangesPerDay],
+  )
+  return true
+}
+
+/**
+ * Lists the given hosts in host_rollup (those that got their first page) and drops the rows of the given
+ * hosts that have no page left: for statements that move pages between hosts (a URL-rule rename).
+ */
+export async function moveHostRollupRows(
+  q: Queryable,
+  hosts: { gained: readonly string[]; lost: readonly string[] },
+): Promise<void> {
+  if (hosts.gained.length > 0) {
+    await q.query(
+      `INSERT INTO host_rollup (host) SELECT DISTINCT h FROM unnest($1::text[]) AS h ORDER BY h ON CONFLICT (host) DO NOTHING`,
+      [hosts.gained],
+    )
+  }
+  if (hosts.lost.length > 0) {
+    await q.query(
+      `DELETE FROM host_rollup r WHERE r.host = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.host = r.host)`,
+      [hosts.lost],
+    )
+  }
+}
+
+/**
+ * One page of hosts of the overview, in host_rollup's order as of its last refresh (`sort`, ties by host;
+ * hosts without a value last), with the number of hosts matching the prefix.
+ */
+export async function rankHosts(
+  q: Queryable,
+  options: { hostPrefix: string | null; sort: HostOverviewSort; descending: boolean; offset: number; limit: number },
+): Promise<{ hosts: string[]; total: number }> {
+  const direction = options.descending ? 'DESC NULLS LAST' : 'ASC NULLS LAST'
+  const prefix = options.hostPrefix === null ? null : likePrefix(options.hostPrefix)
+  const page = await q.query<{ host: string }>(
+    `SELECT r.host FROM host_rollup r WHERE $1::text IS NULL OR r.host LIKE $1
+     ORDER BY ${HOST_OVERVIEW_SORTS[options.sort]} ${direction}, r.host
+     LIMIT $2 OFFSET $3`,
+    [prefix, options.limit, options.offset],
+  )
+  const count = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM host_rollup r WHERE $1::text IS NULL OR r.host LIKE $1',
+    [prefix],
+  )
+  return { hosts: page.rows.map((r) => r.host), total: count.rows[0]?.n ?? 0 }
 }

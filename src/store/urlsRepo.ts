@@ -1,4 +1,5 @@
 import type { Queryable } from './transaction.ts'
+import { moveHostRollupRows } from './hostsRepo.ts'
 
 /**
  * Statements that rename stored pages and host limits to their canonical names after the URL rules
@@ -31,19 +32,24 @@ export async function pagesWithUrls(q: Queryable, urls: readonly string[]): Prom
 /**
  * Gives pages new URLs and hosts. A page whose host changes takes it to its schedule row (the foreign key
  * cascades), where a trigger marks it polite when its new host is paced and moves its version, so an
- * optimiser run that read it before does not write it back (migrations/0015).
+ * optimiser run that read it before does not write it back (migrations/0015). The host overview's list of
+ * hosts follows (migrations/0022).
  */
 export async function renamePages(
   q: Queryable,
   renames: readonly { id: string; url: string; host: string }[],
 ): Promise<void> {
   if (renames.length === 0) return
-  await q.query(
+  const { rows } = await q.query<{ fromHost: string; toHost: string }>(
     `UPDATE pages p SET url = r.url, host = r.host, updated_at = now()
-     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, url, host)
-     WHERE p.id = r.id`,
+     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, url, host),
+       (SELECT id, host FROM pages WHERE id = ANY($1::bigint[])) AS before
+     WHERE p.id = r.id AND before.id = r.id
+     RETURNING before.host AS "fromHost", p.host AS "toHost"`,
     [renames.map((r) => r.id), renames.map((r) => r.url), renames.map((r) => r.host)],
   )
+  const moved = rows.filter((r) => r.fromHost !== r.toHost)
+  await moveHostRollupRows(q, { gained: moved.map((r) => r.toHost), lost: moved.map((r) => r.fromHost) })
 }
 
 /** Every host with limits, locked until the transaction ends. */

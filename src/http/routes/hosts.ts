@@ -39,7 +39,7 @@ export const hostsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       tags: ['hosts'],
       summary: 'Per-host pages, plan, limits, backoff and failures',
       description:
-        'Every host that has pages, sorted and paged by the server (docs/api.md "Host overview"); follow nextCursor until it is null.',
+        'Every host that has pages, sorted and paged by the server (docs/api.md "Host overview"); follow nextCursor until it is null. The numbers are computed on the call; the order is that of per-host sort values refreshed after every optimiser run.',
       querystring: hostOverviewQuerySchema,
       response: {
         200: json('The next hosts.', hostOverviewListSchema),

@@ -396,7 +396,7 @@ export interface paths {
         };
         /**
          * Per-host pages, plan, limits, backoff and failures
-         * @description Every host that has pages, sorted and paged by the server (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Host overview"); follow nextCursor until it is null.
+         * @description Every host that has pages, sorted and paged by the server (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Host overview"); follow nextCursor until it is null. The numbers are computed on the call; the order is that of per-host sort values refreshed after every optimiser run.
          */
         get: operations["listHostOverview"];
         put?: never;
@@ -4085,7 +4085,7 @@ export interface operations {
     listHostOverview: {
         parameters: {
             query?: {
-                /** @description The column to sort by; ties are broken by host name. */
+                /** @description The column to sort by, by its value at the last refresh of the ranking (after every optimiser run); ties are broken by host name. */
                 sort?: "host" | "pages" | "plannedCrawlsPerDay" | "crawlsLastDay" | "failuresLastDay" | "pagesOverdue" | "pagesFailing" | "expectedFreshness";
                 /** @description Sort direction; hosts without a value come last. */
                 order?: "asc" | "desc";
