@@ -10,7 +10,17 @@ import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
 import {
+  addTrustCounts,
+  changeProbabilityGivenSignal,
+  emptyTrustCounts,
+  judgeSignals,
+  trustOf,
+  type PendingSignal,
+  type TrustCounts,
+} from '../core/signals.ts'
+import {
   applyCrawl,
+  applySignal,
   newPageState,
   rateMoved,
   registrationDueAtMs,
@@ -22,6 +32,7 @@ import { pageBounds } from '../core/crawlTiming.ts'
 import { DEFAULT_SETTINGS, type CrawlSpacing, type Settings } from '../core/settings.ts'
 import type { CrawlFinding, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
+import { SIM_SIGNAL_SOURCE, type SignalEvents } from './signalSources.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
 /**
@@ -163,6 +174,20 @@ interface RecrawlLoopOptions {
    * does with settings.fleetPrior (default: the setting's default, off).
    */
   fleetPrior?: boolean
+  /**
+   * Change signals the service receives (src/sim/signalSources.ts), in order of receipt. `learned`: each goes
+   * through applySignal with the trust its source has earned on the host (as POST /v1/signals does); `blind`:
+   * every signal is trusted outright (P(changed | signal) = 1). Crawls judge them either way (trust is learned).
+   */
+  signals?: { events: SignalEvents; trust: 'learned' | 'blind' }
+}
+
+/** What the loop learned of a host's signal source: the counts behind its trust, and its trust. */
+export interface LearnedSignalTrust {
+  host: string
+  counts: TrustCounts
+  precisionMean: number
+  recallMean: number
 }
 
 /** The objective that is exact for a crawl spacing: periodic → freshness-periodic, Poisson → freshness. */
@@ -202,7 +227,7 @@ const baselineReport = {
 export function recrawlPolicy(
   universe: Universe,
   options: RecrawlLoopOptions,
-): SimPolicy & { pages(): readonly PageState[] } {
+): SimPolicy & { pages(): readonly PageState[]; signalTrust(): LearnedSignalTrust[] } {
   const n = universe.pageCount
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
@@ -242,6 +267,35 @@ export function recrawlPolicy(
     if (options.earlyCrawls === false || known) ctx.earlyCrawls = false
     if (known && pages[page]!.intervals > 0) ctx.knownChangesPerDay = known[page]!
     return ctx
+  }
+  // Signals, as the service keeps them (src/domain/signals.ts): the earliest pending signal per page (one source),
+  // the trust counts per host and for the source, and the hosts the source has signalled on.
+  const signals = options.signals
+  const pendingSignals: (PendingSignal[] | undefined)[] = new Array(n)
+  const hostTrust = new Map<string, TrustCounts>()
+  const sourceTrust = emptyTrustCounts()
+  const hostSources = new Set<string>()
+  let nextSignal = 0
+  const hostCounts = (host: string): TrustCounts => {
+    let c = hostTrust.get(host)
+    if (!c) hostTrust.set(host, (c = emptyTrustCounts()))
+    return c
+  }
+  /** What the crawl of a page that just closed (changed true or false) or started (null) an interval judges. */
+  const judgeCrawl = (page: number, crawledAtMs: number, changed: boolean | null) => {
+    const pending = pendingSignals[page]
+    const host = pages[page]!.host
+    if (changed === null) {
+      if (pending) pendingSignals[page] = pending.filter((p) => p.signalledAtMs > crawledAtMs)
+      return
+    }
+    if (!pending && !(changed && hostSources.has(host))) return
+    const verdict = judgeSignals(pending ?? [], crawledAtMs, changed, hostSources.has(host) ? [SIM_SIGNAL_SOURCE] : [])
+    pendingSignals[page] = verdict.stillPending.length > 0 ? verdict.stillPending : undefined
+    for (const counts of verdict.increments.values()) {
+      addTrustCounts(hostCounts(host), counts)
+      addTrustCounts(sourceTrust, counts)
+    }
   }
   const toDays = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : ms / MS_PER_DAY)
   /** Due times as the service stores them: whole milliseconds. */
@@ -283,8 +337,42 @@ export function recrawlPolicy(
       }
       const step = applyCrawl(pages[page]!, report, context(nowMs, page))
       pages[page] = stored(step.page)
+      if (signals && step.outcome.kind === 'inOrder' && step.outcome.fetch === 'content')
+        judgeCrawl(page, nowMs, step.outcome.changed)
       return toDays(pages[page]!.nextCrawlAtMs)
     },
+    nextEventDays: () =>
+      signals && nextSignal < signals.events.page.length
+        ? signals.events.receivedDays[nextSignal]!
+        : Number.POSITIVE_INFINITY,
+    onEvent(nowDays: number, ctx: PolicyContext) {
+      const { events, trust } = signals!
+      const k = nextSignal++
+      const i = events.page[k]!
+      const page = pages[i]!
+      const nowMs = Math.round(nowDays * MS_PER_DAY)
+      const changed = events.changedDays[k]!
+      const signalledAtMs = Number.isNaN(changed) ? nowMs : Math.round(changed * MS_PER_DAY)
+      hostSources.add(page.host)
+      const changedProbability =
+        trust === 'blind' ? 1 : changeProbabilityGivenSignal(trustOf(hostCounts(page.host), sourceTrust))
+      const step = applySignal(page, { signalledAtMs, pageLeased: false }, changedProbability, context(nowMs, i))
+      if (step.effect !== 'stale') {
+        // One pending signal per page and source: the earliest.
+        const pending = pendingSignals[i]
+        if (!pending) pendingSignals[i] = [{ source: SIM_SIGNAL_SOURCE, signalledAtMs }]
+        else if (signalledAtMs < pending[0]!.signalledAtMs) pending[0] = { source: SIM_SIGNAL_SOURCE, signalledAtMs }
+      }
+      if (step.effect === 'pulled') {
+        pages[i] = { ...page, nextCrawlAtMs: step.nextCrawlAtMs }
+        ctx.setDue(i, toDays(step.nextCrawlAtMs))
+      }
+    },
+    signalTrust: () =>
+      [...hostTrust].map(([host, counts]) => {
+        const t = trustOf(counts, sourceTrust)
+        return { host, counts: { ...counts }, precisionMean: t.precision.mean, recallMean: t.recall.mean }
+      }),
     onTick(nowDays: number, ctx: PolicyContext) {
       const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
       // As the optimiser run: the priors are refitted first, and a page without an estimate takes its host's.
