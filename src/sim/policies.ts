@@ -13,6 +13,7 @@ import {
   addTrustCounts,
   changeProbabilityGivenSignal,
   emptyTrustCounts,
+  hostSignalCover,
   judgeSignals,
   trustOf,
   type PendingSignal,
@@ -32,6 +33,7 @@ import { pageBounds } from '../core/crawlTiming.ts'
 import { DEFAULT_SETTINGS, type CrawlSpacing, type Settings } from '../core/settings.ts'
 import type { CrawlFinding, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
+import { NO_SIGNAL_COVER, solveRatesWithSignals, type SignalCover, type SignalCovers } from '../math/signalRates.ts'
 import { SIM_SIGNAL_SOURCE, type SignalEvents } from './signalSources.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
@@ -183,7 +185,7 @@ interface RecrawlLoopOptions {
 }
 
 /** What the loop learned of a host's signal source: the counts behind its trust, and its trust. */
-export interface LearnedSignalTrust {
+interface LearnedSignalTrust {
   host: string
   counts: TrustCounts
   precisionMean: number
@@ -254,11 +256,13 @@ export function recrawlPolicy(
     hostLambdas: Record<string, number>
     pages: number | null
     priors: FleetPriors | null
+    signalCover: SignalCovers | null
   } = {
     lambda: null,
     hostLambdas: {},
     pages: null,
     priors: null,
+    signalCover: null,
   }
   const fleetPrior = settings.fleetPrior && !known
   const context = (nowMs: number, page: number) => {
@@ -395,7 +399,16 @@ export function recrawlPolicy(
             : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
         return { ...law, estimate }
       })
-      const solution = solveRates({
+      // As the optimiser run: where the hosts' trusted signals take pages over, their blind crawls are solved for
+      // the changes left uncovered, under the budget the signals' crawls leave (docs/math.md 5.4). Blind trust
+      // keeps the schedule.
+      const hostCovers: Record<string, SignalCover> = {}
+      if (signals?.trust === 'learned')
+        for (const [host, counts] of hostTrust) {
+          const cover = hostSignalCover([trustOf(counts, sourceTrust)])
+          if (cover.share > 0) hostCovers[host] = cover
+        }
+      const problem = {
         changesPerDay: Float64Array.from(laws, (law) => law.changesPerDay),
         ageShape: Float64Array.from(laws, (law) => law.ageShape),
         importance: universe.importance,
@@ -405,8 +418,19 @@ export function recrawlPolicy(
         objective: settings.objective,
         // As the optimiser run: the search starts from the previous solve's multiplier.
         ...(optimizer.lambda === null ? {} : { lambdaHint: optimizer.lambda }),
-      })
-      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n, priors }
+      }
+      const withSignals =
+        Object.keys(hostCovers).length > 0
+          ? solveRatesWithSignals(
+              problem,
+              pages.map((p) => hostCovers[p.host] ?? NO_SIGNAL_COVER),
+            )
+          : null
+      const solution = withSignals?.solution ?? solveRates(problem)
+      const signalCover: SignalCovers | null = withSignals
+        ? { plainLambda: withSignals.plainLambda, hosts: hostCovers }
+        : null
+      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n, priors, signalCover }
       const nowMs = Math.round(nowDays * MS_PER_DAY)
       for (let i = 0; i < n; i++) {
         const rate = solution.crawlsPerDay[i]!

@@ -31,7 +31,13 @@ import {
   type Universe,
 } from './universe.ts'
 import { join } from 'node:path'
-import { hostSignalProfiles, signalEvents, type SignalProfile, type SignalSetup, type SignalTruth } from './signalSources.ts'
+import {
+  hostSignalProfiles,
+  signalEvents,
+  type SignalProfile,
+  type SignalSetup,
+  type SignalTruth,
+} from './signalSources.ts'
 import { crawlSpacingSchema, type CrawlSpacing } from '../core/settings.ts'
 
 export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr', 'replay-peps'] as const
@@ -136,7 +142,7 @@ export interface SimTask {
 }
 
 /** A host's signal source: its profile, what it truly did, and the trust recrawl's loop learned of it. */
-export interface SignalHostResult {
+interface SignalHostResult {
   host: string
   profile: SignalProfile
   /** Signals judged by a crawl, and the learned precision (posterior mean) against the truth (share of true signals). */
@@ -288,7 +294,7 @@ export function createPolicy(
 }
 
 /** The signals of a universe under SimOptions.signals: the same for every policy of the universe. */
-export function universeSignals(universe: Universe, options: SimOptions): ReturnType<typeof signalEvents> | null {
+function universeSignals(universe: Universe, options: SimOptions): ReturnType<typeof signalEvents> | null {
   if (options.signals === null) return null
   const random = createRandom(deriveSeed(options.seed, 'signals', universe.workload))
   const profiles = hostSignalProfiles(options.signals, universe.hostNames?.length ?? 1, random)

@@ -29,13 +29,13 @@ export type SignalSetup = (typeof SIGNAL_SETUPS)[number]
 export const SIM_SIGNAL_SOURCE = 'sitemap'
 
 /** Delay of a late source's signals: six hours. */
-export const SIGNAL_LATE_DAYS = 6 / 24
+const SIGNAL_LATE_DAYS = 6 / 24
 /** Share of the changes a partial source signals. */
 export const SIGNAL_PARTIAL_RECALL = 0.5
 /** False signals per true one of a falsePositives source. */
-export const SIGNAL_FALSE_PER_TRUE = 1
+const SIGNAL_FALSE_PER_TRUE = 1
 /** A build-time sitemap is rebuilt once a day. */
-export const SIGNAL_BUILD_PERIOD_DAYS = 1
+const SIGNAL_BUILD_PERIOD_DAYS = 1
 /** An accurate source's signal arrives a minute after the change (the ping's transit). */
 const SIGNAL_TRANSIT_DAYS = 1 / MINUTES_PER_DAY
 
