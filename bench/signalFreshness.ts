@@ -60,6 +60,8 @@ const f3 = (x: number) => x.toFixed(3)
 const f4 = (x: number) => x.toFixed(4)
 
 const lines: string[] = []
+/** Progress on stderr: the rows so far. */
+const progress = (line: string) => process.stderr.write(`${line}\n`)
 lines.push(
   '| workload | importance | crawls/page/day | ignored | used | blind | used / ignored | blind / ignored | all lying: used | all lying: used / ignored |',
   '|---|---|---|---|---|---|---|---|---|---|',
@@ -75,6 +77,7 @@ for (const budget of budgets) {
       const used = freshness(mix, w, i, USED)
       const blind = freshness(mix, w, i, BLIND)
       const lyingUsed = freshness(lying, w, i, USED)
+      progress(`${w} ${i} ${budget}: ${((Date.now() - started) / 1000).toFixed(0)} s`)
       lines.push(
         `| ${w} | ${i} | ${budget} | ${f4(ignored)} | ${f4(used)} | ${f4(blind)} | ${f3(used / ignored)} | ${f3(blind / ignored)} | ${f4(lyingUsed)} | ${f3(lyingUsed / ignored)} |`,
       )
