@@ -99,7 +99,7 @@ test(
       used.result.freshness > ignored.result.freshness * 1.03,
       `${used.result.freshness} vs ${ignored.result.freshness}`,
     )
-    assert.equal(ignored.signalHosts, undefined)
+    assert.deepEqual(ignored.signalHosts ?? [], [], 'the loop that ignores signals learns no trust')
     const judged = used.signalHosts!.filter((h) => h.signalsJudged >= 200)
     assert.ok(judged.length > 0)
     for (const h of judged) assert.ok(Math.abs(h.precisionLearned - h.precisionTruth!) < 0.05, JSON.stringify(h))
