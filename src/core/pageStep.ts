@@ -26,6 +26,13 @@ import {
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
 import {
+  coversPage,
+  NO_SIGNAL_COVER,
+  unsignalledChangesPerDay,
+  type SignalCover,
+  type SignalCovers,
+} from '../math/signalRates.ts'
+import {
   failureWaitDays,
   fetchKindOf,
   isOutOfBudget,
@@ -104,6 +111,12 @@ export interface StepContext {
     lambda: number | null
     hostLambdas: Readonly<Record<string, number>>
     priors?: FleetPriors | null
+    /**
+     * What each host's trusted signals cover of its changes, and the multiplier of the solve without signals
+     * (docs/math.md 5.4): the blind crawls of a page its signals take over are timed for the changes left
+     * uncovered. Absent or null: no cover.
+     */
+    signalCover?: SignalCovers | null
   }
   /** pages / budget days: how soon a page crawled once is crawled again; null before the first solve. */
   explorationIntervalDays: number | null
@@ -134,6 +147,7 @@ export function stepContext(
     hostLambdas: Readonly<Record<string, number>>
     pages: number | null
     priors?: FleetPriors | null
+    signalCover?: SignalCovers | null
   },
   nowMs: number,
   random: Random,
@@ -373,12 +387,43 @@ export function applyCrawl(page: PageState, crawl: CrawlReport, ctx: StepContext
 function pageRate(page: PageState, ctx: StepContext): number {
   if (isOutOfBudget(page)) return 0
   if (page.noisy) return pageBounds(page, ctx.settings).minCrawlsPerDay
-  return crawlsPerDayFor(page, ctx.settings, lambdaForHost(ctx.optimizer, page.host), priorRateFor(ctx, page.host))
+  return blindCrawlsPerDay(page, ctx)
 }
 
 /** The rate a page of `host` without an estimate is scheduled with (docs/math.md 1.12). */
 function priorRateFor(ctx: StepContext, host: string): number {
   return priorChangesPerDay(ctx.optimizer.priors, host, ctx.settings.defaultChangesPerDay)
+}
+
+/**
+ * What a page's signals cover of its changes (docs/math.md 5.4): its host's cover when they take the page over
+ * (coversPage: their crawls cost no more than the page's rate without signals, from the stored multiplier of the
+ * solve without them), else none. The same rule as the solve's (solveRatesWithSignals).
+ */
+function signalCoverFor(page: { host: string } & Parameters<typeof crawlsPerDayFor>[0], ctx: StepContext): SignalCover {
+  const covers = ctx.optimizer.signalCover
+  const cover = covers?.hosts[page.host]
+  if (!covers || !cover) return NO_SIGNAL_COVER
+  const prior = priorRateFor(ctx, page.host)
+  const plain = crawlsPerDayFor(page, ctx.settings, covers.plainLambda > 0 ? covers.plainLambda : null, prior)
+  return coversPage(page.changesPerDay ?? prior, cover, plain) ? cover : NO_SIGNAL_COVER
+}
+
+/**
+ * The page's rate from the stored λ for the changes its signals leave uncovered (docs/math.md 3.1 and 5.4): the
+ * same rule the solve applies to every page at once.
+ */
+function blindCrawlsPerDay(page: Parameters<typeof crawlsPerDayFor>[0] & { host: string }, ctx: StepContext): number {
+  const cover = signalCoverFor(page, ctx)
+  return crawlsPerDayFor(
+    {
+      ...page,
+      changesPerDay: page.changesPerDay === null ? null : unsignalledChangesPerDay(page.changesPerDay, cover),
+    },
+    ctx.settings,
+    lambdaForHost(ctx.optimizer, page.host),
+    unsignalledChangesPerDay(priorRateFor(ctx, page.host), cover),
+  )
 }
 
 /** A fetch without content: a failure (backoff, maybe gone), a permanent redirect, or a neutral answer. */
@@ -526,14 +571,7 @@ export function retimePage(page: RetimeInput, ctx: StepContext, options: RetimeO
       : page.changesPerDay
   const crawlsPerDay =
     options.solvedCrawlsPerDay ??
-    (page.noisy
-      ? pageBounds(page, settings).minCrawlsPerDay
-      : crawlsPerDayFor(
-          { ...page, changesPerDay },
-          settings,
-          lambdaForHost(ctx.optimizer, page.host),
-          priorRateFor(ctx, page.host),
-        ))
+    (page.noisy ? pageBounds(page, settings).minCrawlsPerDay : blindCrawlsPerDay({ ...page, changesPerDay }, ctx))
   if (page.status === 'failing') return { changesPerDay, crawlsPerDay, nextCrawlAtMs: page.nextCrawlAtMs }
   const nextMs = retimedCrawlAtMs({
     lastCrawledAtMs: page.lastCrawledAtMs,
@@ -672,20 +710,36 @@ export type SignalEffect =
 /** What applySignal reads of a page. */
 type SignalInput = Pick<
   PageState,
-  'status' | 'host' | 'intervalStartAtMs' | 'lastCrawledAtMs' | 'changesPerDay' | 'crawlsPerDay' | 'nextCrawlAtMs'
+  | 'status'
+  | 'host'
+  | 'importance'
+  | 'minCrawlsPerDay'
+  | 'maxCrawlsPerDay'
+  | 'intervalStartAtMs'
+  | 'lastCrawledAtMs'
+  | 'changesPerDay'
+  | 'crawlsPerDay'
+  | 'nextCrawlAtMs'
 >
 
 /**
- * The chance that a page has changed by its next scheduled crawl, as its own schedule sees it: one period of its
- * crawl rate at its change rate, 1 − exp(−changesPerDay / crawlsPerDay) (docs/math.md 5.3).
+ * The chance that a page has changed by its next scheduled crawl without a trusted signal saying so, as its own
+ * schedule sees it: one period of its crawl rate at the rate of the changes its host's signals leave uncovered,
+ * 1 − exp(−changesPerDay·(1 − r) / crawlsPerDay) (docs/math.md 5.3 and 5.4; r = 0 without a cover).
  */
 export function scheduledChangeProbability(
-  page: Pick<PageState, 'host' | 'changesPerDay' | 'crawlsPerDay'>,
+  page: Pick<
+    PageState,
+    'host' | 'importance' | 'minCrawlsPerDay' | 'maxCrawlsPerDay' | 'changesPerDay' | 'crawlsPerDay'
+  >,
   ctx: StepContext,
 ): number {
   const crawlsPerDay = page.crawlsPerDay
   if (crawlsPerDay === null || !(crawlsPerDay > 0)) return 1
-  const changesPerDay = page.changesPerDay ?? priorRateFor(ctx, page.host)
+  const changesPerDay = unsignalledChangesPerDay(
+    page.changesPerDay ?? priorRateFor(ctx, page.host),
+    signalCoverFor(page, ctx),
+  )
   return 1 - Math.exp(-changesPerDay / crawlsPerDay)
 }
 

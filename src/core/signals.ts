@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { borrowedBetaPosterior, type BetaPosterior, type Tally } from '../math/betaPosterior.ts'
 import { MS_PER_MINUTE } from '../math/units.ts'
+import { NO_SIGNAL_COVER, type SignalCover } from '../math/signalRates.ts'
 import { textProblem } from './text.ts'
 import { readTimestamp, timestampSchema } from './timestamps.ts'
 import { canonicalUrl, type UrlRules } from './url.ts'
@@ -167,6 +168,34 @@ export const MIN_JUDGED_SIGNALS = 10
 export function changeProbabilityGivenSignal(trust: Trust): number {
   if (trust.precision.evidence < MIN_JUDGED_SIGNALS) return 0
   return trust.precision.lower
+}
+
+/**
+ * A source's signals cover its host's changes in the schedule (docs/math.md 5.4) only when the lower bound of
+ * their precision reaches this: a page is then given fewer blind crawls, trusting the signals to bring it in.
+ */
+const COVER_MIN_PRECISION = 0.9
+
+/**
+ * What a source's signals cover of its host's changes (docs/math.md 5.4): the lower credible bounds of its recall
+ * (the share of changes it reports) and precision, when the precision bound reaches COVER_MIN_PRECISION and the
+ * recall rests on MIN_JUDGED_SIGNALS observations; else nothing (the host is scheduled as if it sent no signals).
+ */
+export function signalCoverOf(trust: Trust): SignalCover {
+  const precision = changeProbabilityGivenSignal(trust)
+  if (precision < COVER_MIN_PRECISION || trust.recall.evidence < MIN_JUDGED_SIGNALS || !(trust.recall.lower > 0))
+    return NO_SIGNAL_COVER
+  return { share: trust.recall.lower, precision }
+}
+
+/** A host's cover: that of its best-covering source (sources are not combined). */
+export function hostSignalCover(trusts: Iterable<Trust>): SignalCover {
+  let best = NO_SIGNAL_COVER
+  for (const trust of trusts) {
+    const cover = signalCoverOf(trust)
+    if (cover.share > best.share) best = cover
+  }
+  return best
 }
 
 /** A signal waiting for its page's next crawl to judge it: one per page and source, the earliest. */

@@ -1,4 +1,7 @@
 import { refitRatePriors, solveEstimates } from '../core/ratePriors.ts'
+import { hostSignalCover, trustOf, type Trust } from '../core/signals.ts'
+import { NO_SIGNAL_COVER, solveRatesWithSignals, type SignalCover, type SignalCovers } from '../math/signalRates.ts'
+import { readAllTrustCounts } from '../store/signalsRepo.ts'
 import { SOLVER_MAX_CHANGES_PER_DAY } from '../math/estimators/index.ts'
 import { z } from 'zod'
 import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/optimizer/index.ts'
@@ -142,6 +145,9 @@ async function solveAndWrite(
         ),
       )
     : changesPerDay
+  // The blind crawls are solved for the changes the hosts' trusted signals leave uncovered, under the budget
+  // the signals' crawls leave (docs/math.md 5.4), as the simulator's loop does.
+  const hostCovers = await readSignalCover(client)
   const problem: RateProblem = {
     changesPerDay: lawChangesPerDay,
     ...(renewal ? { ageShape: cols.ageShape.subarray(0, n) } : {}),
@@ -156,8 +162,17 @@ async function solveAndWrite(
     ...(previous.lambda === null ? {} : { lambdaHint: previous.lambda }),
   }
   let solution
+  let signalCover: SignalCovers | null = null
   try {
-    solution = solveRates(problem)
+    if (hostCovers === null) solution = solveRates(problem)
+    else {
+      const solved = solveRatesWithSignals(
+        problem,
+        Array.from({ length: n }, (_, i) => hostCovers[cols.hosts[i]!] ?? NO_SIGNAL_COVER),
+      )
+      solution = solved.solution
+      signalCover = { plainLambda: solved.plainLambda, hosts: hostCovers }
+    }
   } catch (err) {
     if (err instanceof InfeasibleBudgetError) throw new UnprocessableError(err.message)
     throw err
@@ -169,7 +184,7 @@ async function solveAndWrite(
   }
 
   const nowMs = deps.clock.nowMs()
-  const optimizer = { lambda: solution.lambda, hostLambdas, pages: n, priors }
+  const optimizer = { lambda: solution.lambda, hostLambdas, pages: n, priors, signalCover }
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
   /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
   const settingsUnchanged = async (q: Queryable) =>
@@ -248,4 +263,25 @@ async function solveAndWrite(
   }
   await insertOptimizerRun(client, { ...run, startedAtMs, trigger, objective: settings.objective })
   return run
+}
+
+/**
+ * What each host's trusted signals cover of its changes (src/core/signals.ts, hostSignalCover): the hosts with a
+ * cover, or null when none has one.
+ */
+async function readSignalCover(client: Queryable): Promise<Record<string, SignalCover> | null> {
+  const { pairs, bySource } = await readAllTrustCounts(client)
+  const byHost = new Map<string, Trust[]>()
+  for (const { source, host, ...counts } of pairs) {
+    const trust = trustOf(counts, bySource.get(source)!)
+    const list = byHost.get(host)
+    if (list) list.push(trust)
+    else byHost.set(host, [trust])
+  }
+  const cover: Record<string, SignalCover> = {}
+  for (const [host, trusts] of byHost) {
+    const c = hostSignalCover(trusts)
+    if (c.share > 0) cover[host] = c
+  }
+  return Object.keys(cover).length === 0 ? null : cover
 }

@@ -7,7 +7,9 @@ import { parseOptions, UsageError } from '../args.ts'
 import { runEndToEnd, DEFAULT_E2E_OPTIONS } from './e2e.ts'
 import { runTasks, type ParallelProgress } from './parallel.ts'
 import { groupResults, checkGoals, renderMarkdown, renderText } from './report.ts'
+import { SIGNAL_SETUPS, type SignalSetup } from './signalSources.ts'
 import {
+  DEFAULT_LOOP_POLICY,
   DEFAULT_SIM_OPTIONS,
   IMPORTANCE_KINDS,
   planTasks,
@@ -41,6 +43,9 @@ progress goes to stderr. Needs no configuration and no database.
   --reoptimize-days <d>  simulated days between two solves of recrawl's loop (default ${DEFAULT_SIM_OPTIONS.reoptimizeDays})
   --scheduled            crawl each policy exactly at its own due times instead of on the budget-limited
                          fleet (R crawls/day, most overdue first); crawls may then exceed the budget
+  --signals <setup>      hosts send change signals: ${SIGNAL_SETUPS.join(', ')} (one profile for every host, or
+                         the realistic mix); recrawl's loops learn whom to trust; add the policies
+                         ${DEFAULT_LOOP_POLICY}-ignore-signals and -blind-signals to compare (default: no signals)
   --replay-dir <dir>     update histories of the replay workloads (default: datasets/replay)
   --jobs <n>             parallel processes (default: number of cores)
   --json                 machine-readable output
@@ -98,6 +103,7 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
       'late-first-recrawl': { type: 'boolean' },
       'reoptimize-days': { type: 'string' },
       'replay-dir': { type: 'string' },
+      signals: { type: 'string' },
       jobs: { type: 'string' },
       json: { type: 'boolean' },
       scheduled: { type: 'boolean' },
@@ -173,6 +179,7 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
       reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_SIM_OPTIONS.reoptimizeDays),
       replayDir: values['replay-dir'] ?? DEFAULT_SIM_OPTIONS.replayDir,
       engineMode: values.scheduled ? 'scheduled' : 'fleet',
+      signals: signalSetup(values.signals),
     }
     const policies = selectPolicies(list(values.policy))
     const tasks = planTasks(workloads as Workload[], importance as ImportanceKind[], policies)
@@ -198,6 +205,13 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
     if (err instanceof UsageError) return usageFailure(err.message)
     throw err
   }
+}
+
+function signalSetup(value: string | undefined): SignalSetup | null {
+  if (value === undefined) return null
+  if (!(SIGNAL_SETUPS as readonly string[]).includes(value))
+    throw new UsageError(`unknown signal setup ${value}; known: ${SIGNAL_SETUPS.join(', ')}`)
+  return value as SignalSetup
 }
 
 function usageFailure(problem: string): number {

@@ -51,6 +51,12 @@ export interface SimPolicy {
   /** When set, onTick runs at 0, tickDays, 2·tickDays, … before the crawls due at the same time. */
   readonly tickDays?: number
   onTick?(nowDays: number, ctx: PolicyContext): void
+  /**
+   * When set, the time (days; +Infinity = none) of the policy's next outside event (a change signal), which
+   * onEvent handles at that time, before the crawls due then (after a solve due then).
+   */
+  nextEventDays?(): number
+  onEvent?(nowDays: number, ctx: PolicyContext): void
   /** Current change-rate estimates (changes per day, NaN = none), for estimating policies. */
   estimates?(): Float64Array
   /** Crawl intervals each page's estimate rests on (with `estimates`). */
@@ -252,6 +258,12 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
       policy.onTick!(nextTick, ctx)
       tickCount++
       nextTick = tickCount * tickDays
+      continue
+    }
+    const nextEvent = policy.nextEventDays?.() ?? Number.POSITIVE_INFINITY
+    if (nextEvent <= t && nextEvent <= horizon && nextEvent < nextTick) {
+      if (nextEvent > clock) clock = nextEvent
+      policy.onEvent!(clock, ctx)
       continue
     }
     if (t > horizon) break

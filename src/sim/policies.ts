@@ -10,7 +10,18 @@ import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
 import {
+  addTrustCounts,
+  changeProbabilityGivenSignal,
+  emptyTrustCounts,
+  hostSignalCover,
+  judgeSignals,
+  trustOf,
+  type PendingSignal,
+  type TrustCounts,
+} from '../core/signals.ts'
+import {
   applyCrawl,
+  applySignal,
   newPageState,
   rateMoved,
   registrationDueAtMs,
@@ -22,6 +33,8 @@ import { pageBounds } from '../core/crawlTiming.ts'
 import { DEFAULT_SETTINGS, type CrawlSpacing, type Settings } from '../core/settings.ts'
 import type { CrawlFinding, PolicyContext, SimPolicy } from './engine.ts'
 import type { Universe } from './universe.ts'
+import { NO_SIGNAL_COVER, solveRatesWithSignals, type SignalCover, type SignalCovers } from '../math/signalRates.ts'
+import { SIM_SIGNAL_SOURCE, type SignalEvents } from './signalSources.ts'
 import { MINUTES_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 
 /**
@@ -163,6 +176,20 @@ interface RecrawlLoopOptions {
    * does with settings.fleetPrior (default: the setting's default, off).
    */
   fleetPrior?: boolean
+  /**
+   * Change signals the service receives (src/sim/signalSources.ts), in order of receipt. `learned`: each goes
+   * through applySignal with the trust its source has earned on the host (as POST /v1/signals does); `blind`:
+   * every signal is trusted outright (P(changed | signal) = 1). Crawls judge them either way (trust is learned).
+   */
+  signals?: { events: SignalEvents; trust: 'learned' | 'blind' }
+}
+
+/** What the loop learned of a host's signal source: the counts behind its trust, and its trust. */
+interface LearnedSignalTrust {
+  host: string
+  counts: TrustCounts
+  precisionMean: number
+  recallMean: number
 }
 
 /** The objective that is exact for a crawl spacing: periodic → freshness-periodic, Poisson → freshness. */
@@ -202,7 +229,7 @@ const baselineReport = {
 export function recrawlPolicy(
   universe: Universe,
   options: RecrawlLoopOptions,
-): SimPolicy & { pages(): readonly PageState[] } {
+): SimPolicy & { pages(): readonly PageState[]; signalTrust(): LearnedSignalTrust[] } {
   const n = universe.pageCount
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
@@ -229,11 +256,13 @@ export function recrawlPolicy(
     hostLambdas: Record<string, number>
     pages: number | null
     priors: FleetPriors | null
+    signalCover: SignalCovers | null
   } = {
     lambda: null,
     hostLambdas: {},
     pages: null,
     priors: null,
+    signalCover: null,
   }
   const fleetPrior = settings.fleetPrior && !known
   const context = (nowMs: number, page: number) => {
@@ -242,6 +271,35 @@ export function recrawlPolicy(
     if (options.earlyCrawls === false || known) ctx.earlyCrawls = false
     if (known && pages[page]!.intervals > 0) ctx.knownChangesPerDay = known[page]!
     return ctx
+  }
+  // Signals, as the service keeps them (src/domain/signals.ts): the earliest pending signal per page (one source),
+  // the trust counts per host and for the source, and the hosts the source has signalled on.
+  const signals = options.signals
+  const pendingSignals: (PendingSignal[] | undefined)[] = new Array(n)
+  const hostTrust = new Map<string, TrustCounts>()
+  const sourceTrust = emptyTrustCounts()
+  const hostSources = new Set<string>()
+  let nextSignal = 0
+  const hostCounts = (host: string): TrustCounts => {
+    let c = hostTrust.get(host)
+    if (!c) hostTrust.set(host, (c = emptyTrustCounts()))
+    return c
+  }
+  /** What the crawl of a page that just closed (changed true or false) or started (null) an interval judges. */
+  const judgeCrawl = (page: number, crawledAtMs: number, changed: boolean | null) => {
+    const pending = pendingSignals[page]
+    const host = pages[page]!.host
+    if (changed === null) {
+      if (pending) pendingSignals[page] = pending.filter((p) => p.signalledAtMs > crawledAtMs)
+      return
+    }
+    if (!pending && !(changed && hostSources.has(host))) return
+    const verdict = judgeSignals(pending ?? [], crawledAtMs, changed, hostSources.has(host) ? [SIM_SIGNAL_SOURCE] : [])
+    pendingSignals[page] = verdict.stillPending.length > 0 ? verdict.stillPending : undefined
+    for (const counts of verdict.increments.values()) {
+      addTrustCounts(hostCounts(host), counts)
+      addTrustCounts(sourceTrust, counts)
+    }
   }
   const toDays = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : ms / MS_PER_DAY)
   /** Due times as the service stores them: whole milliseconds. */
@@ -283,8 +341,42 @@ export function recrawlPolicy(
       }
       const step = applyCrawl(pages[page]!, report, context(nowMs, page))
       pages[page] = stored(step.page)
+      if (signals && step.outcome.kind === 'inOrder' && step.outcome.fetch === 'content')
+        judgeCrawl(page, nowMs, step.outcome.changed)
       return toDays(pages[page]!.nextCrawlAtMs)
     },
+    nextEventDays: () =>
+      signals && nextSignal < signals.events.page.length
+        ? signals.events.receivedDays[nextSignal]!
+        : Number.POSITIVE_INFINITY,
+    onEvent(nowDays: number, ctx: PolicyContext) {
+      const { events, trust } = signals!
+      const k = nextSignal++
+      const i = events.page[k]!
+      const page = pages[i]!
+      const nowMs = Math.round(nowDays * MS_PER_DAY)
+      const changed = events.changedDays[k]!
+      const signalledAtMs = Number.isNaN(changed) ? nowMs : Math.round(changed * MS_PER_DAY)
+      hostSources.add(page.host)
+      const changedProbability =
+        trust === 'blind' ? 1 : changeProbabilityGivenSignal(trustOf(hostCounts(page.host), sourceTrust))
+      const step = applySignal(page, { signalledAtMs, pageLeased: false }, changedProbability, context(nowMs, i))
+      if (step.effect !== 'stale') {
+        // One pending signal per page and source: the earliest.
+        const pending = pendingSignals[i]
+        if (!pending) pendingSignals[i] = [{ source: SIM_SIGNAL_SOURCE, signalledAtMs }]
+        else if (signalledAtMs < pending[0]!.signalledAtMs) pending[0] = { source: SIM_SIGNAL_SOURCE, signalledAtMs }
+      }
+      if (step.effect === 'pulled') {
+        pages[i] = { ...page, nextCrawlAtMs: step.nextCrawlAtMs }
+        ctx.setDue(i, toDays(step.nextCrawlAtMs))
+      }
+    },
+    signalTrust: () =>
+      [...hostTrust].map(([host, counts]) => {
+        const t = trustOf(counts, sourceTrust)
+        return { host, counts: { ...counts }, precisionMean: t.precision.mean, recallMean: t.recall.mean }
+      }),
     onTick(nowDays: number, ctx: PolicyContext) {
       const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
       // As the optimiser run: the priors are refitted first, and a page without an estimate takes its host's.
@@ -307,7 +399,16 @@ export function recrawlPolicy(
             : { changesPerDay, ageShape: Number.POSITIVE_INFINITY }
         return { ...law, estimate }
       })
-      const solution = solveRates({
+      // As the optimiser run: where the hosts' trusted signals take pages over, their blind crawls are solved for
+      // the changes left uncovered, under the budget the signals' crawls leave (docs/math.md 5.4). Blind trust
+      // keeps the schedule.
+      const hostCovers: Record<string, SignalCover> = {}
+      if (signals?.trust === 'learned')
+        for (const [host, counts] of hostTrust) {
+          const cover = hostSignalCover([trustOf(counts, sourceTrust)])
+          if (cover.share > 0) hostCovers[host] = cover
+        }
+      const problem = {
         changesPerDay: Float64Array.from(laws, (law) => law.changesPerDay),
         ageShape: Float64Array.from(laws, (law) => law.ageShape),
         importance: universe.importance,
@@ -317,8 +418,19 @@ export function recrawlPolicy(
         objective: settings.objective,
         // As the optimiser run: the search starts from the previous solve's multiplier.
         ...(optimizer.lambda === null ? {} : { lambdaHint: optimizer.lambda }),
-      })
-      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n, priors }
+      }
+      const withSignals =
+        Object.keys(hostCovers).length > 0
+          ? solveRatesWithSignals(
+              problem,
+              pages.map((p) => hostCovers[p.host] ?? NO_SIGNAL_COVER),
+            )
+          : null
+      const solution = withSignals?.solution ?? solveRates(problem)
+      const signalCover: SignalCovers | null = withSignals
+        ? { plainLambda: withSignals.plainLambda, hosts: hostCovers }
+        : null
+      optimizer = { lambda: solution.lambda, hostLambdas: {}, pages: n, priors, signalCover }
       const nowMs = Math.round(nowDays * MS_PER_DAY)
       for (let i = 0; i < n; i++) {
         const rate = solution.crawlsPerDay[i]!

@@ -31,6 +31,13 @@ import {
   type Universe,
 } from './universe.ts'
 import { join } from 'node:path'
+import {
+  hostSignalProfiles,
+  signalEvents,
+  type SignalProfile,
+  type SignalSetup,
+  type SignalTruth,
+} from './signalSources.ts'
 import { crawlSpacingSchema, type CrawlSpacing } from '../core/settings.ts'
 
 export const WORKLOADS = ['poisson', 'pareto', 'weibull', 'drift', 'replay-git', 'replay-tldr', 'replay-peps'] as const
@@ -75,6 +82,9 @@ export const POLICIES: readonly string[] = [
   // Without the fleet's priors (settings.fleetPrior false, docs/math.md 1.12): each page learns from its own crawls.
   `${DEFAULT_LOOP_POLICY}-alone`,
   'recrawl-mleAdaptive-renewal-alone',
+  // With --signals: the default loop that ignores the signals, and one that trusts every signal outright.
+  `${DEFAULT_LOOP_POLICY}-ignore-signals`,
+  `${DEFAULT_LOOP_POLICY}-blind-signals`,
 ]
 
 export interface SimOptions {
@@ -102,6 +112,12 @@ export interface SimOptions {
    * budget. 'scheduled': each policy crawls at its own due times (Nutch stays on the fleet).
    */
   engineMode: 'fleet' | 'scheduled'
+  /**
+   * The hosts' change-signal sources (src/sim/signalSources.ts): one profile for every host, or the realistic
+   * mix; null: no signals. recrawl's loops use them with learned trust, unless the policy ignores them
+   * (-ignore-signals) or trusts them blindly (-blind-signals).
+   */
+  signals: SignalSetup | null
 }
 
 export const DEFAULT_SIM_OPTIONS: SimOptions = {
@@ -116,6 +132,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   reoptimizeDays: 1,
   replayDir: DEFAULT_REPLAY_DIR,
   engineMode: 'fleet',
+  signals: null,
 }
 
 export interface SimTask {
@@ -124,8 +141,24 @@ export interface SimTask {
   policy: string
 }
 
+/** A host's signal source: its profile, what it truly did, and the trust recrawl's loop learned of it. */
+interface SignalHostResult {
+  host: string
+  profile: SignalProfile
+  /** Signals judged by a crawl, and the learned precision (posterior mean) against the truth (share of true signals). */
+  signalsJudged: number
+  precisionLearned: number
+  precisionTruth: number | null
+  /** Changes crawls saw, and the learned recall against the truth (share of the changes signalled). */
+  changesSeen: number
+  recallLearned: number
+  recallTruth: number | null
+}
+
 export interface TaskResult extends SimTask {
   result: Omit<RunResult, 'pageFreshDays'>
+  /** Per host with a signal source, for the loops that learn trust (SimOptions.signals set). */
+  signalHosts?: SignalHostResult[]
   budgetCrawlsPerDay: number
   timeScale: string | null
   elapsedMs: number
@@ -206,7 +239,13 @@ export async function buildUniverse(
   })
 }
 
-export function createPolicy(name: string, universe: Universe, options: SimOptions, seedLabels: string[]): SimPolicy {
+export function createPolicy(
+  name: string,
+  universe: Universe,
+  options: SimOptions,
+  seedLabels: string[],
+  signals: ReturnType<typeof signalEvents> | null = universeSignals(universe, options),
+): SimPolicy {
   // Both oracles draw the same phases, so where their rates agree (Poisson pages) so does their freshness.
   const seedName = name === RENEWAL_ORACLE_POLICY ? ORACLE_POLICY : name
   const random = createRandom(deriveSeed(options.seed, 'policy', seedName, ...seedLabels))
@@ -224,7 +263,7 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     case 'oracle-poisson':
       return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
   }
-  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)(-alone)?$/.exec(
+  const match = /^recrawl-(\w+)-(periodic|poisson|renewal)(-alone)?(-ignore-signals|-blind-signals)?$/.exec(
     name === KNOWN_RATE_POLICY ? DEFAULT_LOOP_POLICY : name,
   )
   const estimator = match?.[1] as EstimatorName | undefined
@@ -248,6 +287,40 @@ export function createPolicy(name: string, universe: Universe, options: SimOptio
     baselineAtStart: options.baselineAtStart,
     fleetPrior: match[3] === undefined,
     ...(name === KNOWN_RATE_POLICY ? { knownChangesPerDay: universe.trueChangesPerDay } : {}),
+    ...(signals && match[4] !== '-ignore-signals'
+      ? { signals: { events: signals.events, trust: match[4] === '-blind-signals' ? 'blind' : 'learned' } }
+      : {}),
+  })
+}
+
+/** The signals of a universe under SimOptions.signals: the same for every policy of the universe. */
+function universeSignals(universe: Universe, options: SimOptions): ReturnType<typeof signalEvents> | null {
+  if (options.signals === null) return null
+  const random = createRandom(deriveSeed(options.seed, 'signals', universe.workload))
+  const profiles = hostSignalProfiles(options.signals, universe.hostNames?.length ?? 1, random)
+  return signalEvents(universe, profiles, random)
+}
+
+function signalHostResults(
+  policy: SimPolicy,
+  universe: Universe,
+  truth: readonly SignalTruth[],
+): SignalHostResult[] | undefined {
+  if (!('signalTrust' in policy)) return undefined
+  const learned = (policy as ReturnType<typeof recrawlPolicy>).signalTrust()
+  const hostIndex = new Map((universe.hostNames ?? []).map((h, i) => [h, i]))
+  return learned.map((l) => {
+    const t = truth[hostIndex.get(l.host) ?? 0]!
+    return {
+      host: l.host,
+      profile: t.profile,
+      signalsJudged: l.counts.signalsJudged,
+      precisionLearned: l.precisionMean,
+      precisionTruth: t.signals > 0 ? t.truthfulSignals / t.signals : null,
+      changesSeen: l.counts.changesSeen,
+      recallLearned: l.recallMean,
+      recallTruth: t.changes > 0 ? t.changesSignalled / t.changes : null,
+    }
   })
 }
 
@@ -260,12 +333,15 @@ export async function runTask(
 ): Promise<TaskResult> {
   const u = universe ?? (await buildUniverse(task.workload, task.importance, options))
   const started = performance.now()
-  const policy = createPolicy(task.policy, u, options, [task.workload, task.importance])
+  const signals = universeSignals(u, options)
+  const policy = createPolicy(task.policy, u, options, [task.workload, task.importance], signals)
   const mode = options.engineMode === 'fleet' ? 'fleet' : policy.mode
   const { pageFreshDays: _perPage, ...result } = runPolicy(u, policy, onProgress ? { onProgress, mode } : { mode })
+  const signalHosts = signals ? signalHostResults(policy, u, signals.truth) : undefined
   return {
     ...task,
     result,
+    ...(signalHosts ? { signalHosts } : {}),
     budgetCrawlsPerDay: u.budgetCrawlsPerDay,
     timeScale: u.timeScale,
     elapsedMs: performance.now() - started,

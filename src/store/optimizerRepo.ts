@@ -1,4 +1,5 @@
 import type { FleetPriors } from '../math/estimators/index.ts'
+import type { SignalCovers } from '../math/signalRates.ts'
 import { clampTimestampMs } from '../core/timestamps.ts'
 import { FAILING_OUT_AFTER_FAILURES } from '../core/fetchOutcomes.ts'
 import type { PageFieldName, PageValue } from '../core/pageFields.ts'
@@ -194,16 +195,18 @@ export async function saveOptimizerState(
     solvedAtMs: number
     pages: number
     priors: FleetPriors | null
+    signalCover: SignalCovers | null
   },
 ): Promise<void> {
   await q.query(
-    'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4, rate_priors = $5::jsonb WHERE id',
+    'UPDATE optimizer_state SET lambda = $1, host_lambdas = $2::jsonb, solved_at = $3, pages = $4, rate_priors = $5::jsonb, signal_cover = $6::jsonb WHERE id',
     [
       state.lambda,
       JSON.stringify(state.hostLambdas),
       new Date(state.solvedAtMs),
       state.pages,
       state.priors === null ? null : JSON.stringify(state.priors),
+      state.signalCover === null ? null : JSON.stringify(state.signalCover),
     ],
   )
 }

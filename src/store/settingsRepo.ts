@@ -1,3 +1,4 @@
+import type { SignalCovers } from '../math/signalRates.ts'
 import type { FleetPriors } from '../math/estimators/index.ts'
 import { settingsFromStored, type Settings } from '../core/settings.ts'
 import type { Queryable } from './transaction.ts'
@@ -62,11 +63,13 @@ interface OptimizerStateRow {
   pages: number | null
   /** The change-rate priors the last run fitted (migrations/0016); null before one. */
   priors: FleetPriors | null
+  /** What each host's trusted signals cover (migrations/0022_signal_cover); null before a run found one. */
+  signalCover: SignalCovers | null
 }
 
 export async function readOptimizerState(q: Queryable): Promise<OptimizerStateRow> {
   const { rows } = await q.query<OptimizerStateRow>(
-    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt", pages, rate_priors AS priors FROM optimizer_state WHERE id',
+    'SELECT lambda, host_lambdas AS "hostLambdas", solved_at AS "solvedAt", pages, rate_priors AS priors, signal_cover AS "signalCover" FROM optimizer_state WHERE id',
   )
-  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null, pages: null, priors: null }
+  return rows[0] ?? { lambda: null, hostLambdas: {}, solvedAt: null, pages: null, priors: null, signalCover: null }
 }

@@ -109,6 +109,19 @@ export async function readTrustCounts(
   }
 }
 
+/** The trust counts of every (source, host) pair, and each source's fleet-wide sums (for the optimiser run). */
+export async function readAllTrustCounts(
+  q: Queryable,
+): Promise<{ pairs: ({ source: string; host: string } & TrustCounts)[]; bySource: Map<string, TrustCounts> }> {
+  const [own, fleet] = await Promise.all([
+    q.query<{ source: string; host: string } & TrustCounts>(
+      `SELECT source, host, ${COUNT_COLUMNS} FROM signal_trust WHERE signals_judged > 0`,
+    ),
+    q.query<{ source: string } & TrustCounts>(`SELECT source, ${SUM_COLUMNS} FROM signal_trust GROUP BY source`),
+  ])
+  return { pairs: own.rows, bySource: new Map(fleet.rows.map(({ source, ...c }) => [source, c])) }
+}
+
 export const trustPairKey = (source: string, host: string) => `${source}|${host}`
 
 /** Increments of one (source, host) row of signal_trust. */

@@ -7,12 +7,15 @@ import assert from 'node:assert/strict'
 import { createRandom } from '../../../src/math/random.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../../src/math/units.ts'
 import { borrowedBetaPosterior, MAX_BORROWED_TRIALS } from '../../../src/math/betaPosterior.ts'
+import { NO_SIGNAL_COVER } from '../../../src/math/signalRates.ts'
 import {
   addTrustCounts,
   changeProbabilityGivenSignal,
   emptyTrustCounts,
+  hostSignalCover,
   judgeSignals,
   MIN_JUDGED_SIGNALS,
+  signalCoverOf,
   trustOf,
   type TrustCounts,
 } from '../../../src/core/signals.ts'
@@ -212,5 +215,64 @@ describe('applySignal', () => {
     assert.equal(applySignal(crawled({ nextCrawlAtMs: T0 - 1 }), signal, 0.99, ctx).effect, 'alreadyDue')
     assert.equal(applySignal(crawled({ status: 'failing' }), signal, 0.99, ctx).effect, 'notActive')
     assert.equal(applySignal(crawled({ status: 'gone' }), signal, 0.99, ctx).effect, 'notActive')
+  })
+})
+
+describe('signalCoverOf', () => {
+  const counts = (judged: number, confirmed: number, seen: number, signalled: number): TrustCounts => ({
+    signalsJudged: judged,
+    signalsConfirmed: confirmed,
+    changesSeen: seen,
+    changesSignalled: signalled,
+  })
+  test('a reliable source covers the share of changes its recall’s lower bound vouches for', () => {
+    const host = counts(300, 299, 400, 300)
+    const trust = trustOf(host, host)
+    const cover = signalCoverOf(trust)
+    assert.equal(cover.share, trust.recall.lower)
+    assert.ok(cover.share > 0.65 && cover.share < 0.75, String(cover.share))
+    assert.equal(cover.precision, changeProbabilityGivenSignal(trust))
+  })
+  test('a noisy source (half its signals false) covers nothing: its host is scheduled as if it sent none', () => {
+    const host = counts(300, 150, 300, 300)
+    assert.deepEqual(signalCoverOf(trustOf(host, host)), NO_SIGNAL_COVER)
+  })
+  test('a source known from few crawls covers nothing, however good they were', () => {
+    const host = counts(3, 3, 3, 3)
+    assert.deepEqual(signalCoverOf(trustOf(host, host)), NO_SIGNAL_COVER)
+  })
+  test('a host takes the cover of its best source', () => {
+    const good = trustOf(counts(300, 299, 400, 300), counts(300, 299, 400, 300))
+    const partial = trustOf(counts(300, 299, 400, 100), counts(300, 299, 400, 100))
+    assert.equal(hostSignalCover([partial, good]).share, signalCoverOf(good).share)
+    assert.deepEqual(hostSignalCover([]), NO_SIGNAL_COVER)
+  })
+})
+
+describe('a cover in the schedule', () => {
+  const settings = { ...DEFAULT_SETTINGS }
+  const optimizer = { lambda: null, hostLambdas: {}, pages: 1 }
+  const page = { host: 'a.example', importance: 1, minCrawlsPerDay: null, maxCrawlsPerDay: null }
+  const cover = { share: 0.9, precision: 0.95 }
+  const chance = (changesPerDay: number, plainLambda: number | null) =>
+    scheduledChangeProbability(
+      { ...page, changesPerDay, crawlsPerDay: 0.5 },
+      stepContext(
+        settings,
+        plainLambda === null
+          ? optimizer
+          : { ...optimizer, signalCover: { plainLambda, hosts: { 'a.example': cover } } },
+        T0,
+        createRandom(1),
+      ),
+    )
+  test('a page its signals take over counts only its uncovered changes, so a signal pulls it sooner', () => {
+    assert.ok(Math.abs(chance(1, null) - (1 - Math.exp(-2))) < 1e-12)
+    // A small multiplier: without signals the page would be crawled more often than its signals would cost.
+    assert.ok(Math.abs(chance(1, 1e-4) - (1 - Math.exp(-0.2))) < 1e-12)
+  })
+  test('a page changing faster than it is worth crawling keeps its schedule: its signals would cost too much', () => {
+    // A large multiplier: without signals the page gets its floor, less than its signals would cost.
+    assert.equal(chance(20, 1e3), chance(20, null))
   })
 })
