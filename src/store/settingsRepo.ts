@@ -63,7 +63,7 @@ interface OptimizerStateRow {
   pages: number | null
   /** The change-rate priors the last run fitted (migrations/0016); null before one. */
   priors: FleetPriors | null
-  /** What each host's trusted signals cover (migrations/0022_signal_cover); null before a run found one. */
+  /** What each host's trusted signals cover (migrations/0023_signal_cover); null before a run found one. */
   signalCover: SignalCovers | null
 }
 
