@@ -19,7 +19,25 @@ export const problemSchema = z
     detail: z.string(),
     errors: z.array(fieldProblemSchema).optional().describe('Every bad field, for invalid input.'),
   })
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details, sent as application/problem+json.' })
+  .meta({
+    id: 'Problem',
+    description: 'RFC 9457 problem details, sent as application/problem+json.',
+    examples: [
+      {
+        type: 'https://recrawl.dev/problems/invalid-input',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request is invalid; nothing was changed.',
+        errors: [{ path: '/body/observations/3/url', message: 'Invalid URL' }],
+      },
+      {
+        type: 'https://recrawl.dev/problems/unavailable',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'The database is unavailable; retry later.',
+      },
+    ],
+  })
 
 /** Most items one list response carries; a larger `limit` is served as this (follow nextCursor for more). */
 const MAX_LIST_ITEMS = 1000
@@ -145,6 +163,16 @@ export const notReadySchema = problemSchema
   .meta({
     id: 'NotReady',
     description: 'Not ready: a problem (application/problem+json), with the pending migrations when there are any.',
+    examples: [
+      {
+        type: 'https://recrawl.dev/problems/unavailable',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: '1 migration(s) not yet applied: 0023_signal_cover.sql.',
+        database: 'postgres',
+        pendingMigrations: ['0023_signal_cover.sql'],
+      },
+    ],
   })
 
 export const readinessSchema = z

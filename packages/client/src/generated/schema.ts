@@ -1283,7 +1283,19 @@ export interface components {
             name: "mean" | "weibull" | "lambdaBar" | "duane" | "duaneCumulative";
             changesPerDay: number | null;
         };
-        /** @description Not ready: a problem (application/problem+json), with the pending migrations when there are any. */
+        /**
+         * @description Not ready: a problem (application/problem+json), with the pending migrations when there are any.
+         * @example {
+         *       "type": "https://recrawl.dev/problems/unavailable",
+         *       "title": "Service Unavailable",
+         *       "status": 503,
+         *       "detail": "1 migration(s) not yet applied: 0023_signal_cover.sql.",
+         *       "database": "postgres",
+         *       "pendingMigrations": [
+         *         "0023_signal_cover.sql"
+         *       ]
+         *     }
+         */
         NotReady: {
             /** @description A URI naming the problem kind. */
             type: string;
@@ -1846,7 +1858,27 @@ export interface components {
             bootstrapSamples: number;
             note: string;
         };
-        /** @description RFC 9457 problem details, sent as application/problem+json. */
+        /**
+         * @description RFC 9457 problem details, sent as application/problem+json.
+         * @example {
+         *       "type": "https://recrawl.dev/problems/invalid-input",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "The request is invalid; nothing was changed.",
+         *       "errors": [
+         *         {
+         *           "path": "/body/observations/3/url",
+         *           "message": "Invalid URL"
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "type": "https://recrawl.dev/problems/unavailable",
+         *       "title": "Service Unavailable",
+         *       "status": 503,
+         *       "detail": "The database is unavailable; retry later."
+         *     }
+         */
         Problem: {
             /** @description A URI naming the problem kind. */
             type: string;
