@@ -320,21 +320,16 @@ export function schedulingEstimateFromEvidence(
   priors: FleetPriors,
   host: string,
 ): number {
-  const posterior = ratePosterior(evidence, priorForHost(priors, host))
-  const estimate =
-    evidence.unchangedDays > 0
-      ? posterior.changesPerDay
-      : Math.min(posterior.changesPerDay, Math.max(posterior.harmonicChangesPerDay, allChangedBound(evidence)))
+  const posterior = ratePosterior(evidence, priorForHost(priors, host)).changesPerDay
+  const estimate = evidence.unchangedDays > 0 ? posterior : Math.min(posterior, allChangedBound(evidence))
   return clipRate(estimate, settings.minChangesPerDay, settings.maxChangesPerDay) ?? estimate
 }
 
 /**
  * A page whose every interval saw a change has no upper bound on its rate in its own evidence: its posterior
- * mean is then the prior's upper tail, which can put it far above any rate worth crawling and starve it. Such a
- * page is faster than its crawls, where freshness is about ρ/Δ, linear in 1/Δ: the rate whose freshness is the
- * posterior's expected freshness is the harmonic mean 1/E[1/Δ] (docs/math.md 1.12). It is kept at or above what
- * the smoothed MLE of docs/math.md 1.5 says for X = n, about ln(n + 2)/τ̄ (the page's own evidence), and at or
- * below the posterior mean.
+ * mean is then the prior's upper tail, which can put it far above any rate worth crawling and starve it. It is
+ * capped at what the smoothed MLE of docs/math.md 1.5 says for X = n, about ln(n + 2)/τ̄, and the probes of
+ * docs/math.md 3.6 find out how fast the page really changes.
  */
 function allChangedBound(evidence: RateEvidence): number {
   let n = 0
