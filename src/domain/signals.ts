@@ -448,7 +448,7 @@ export async function listSources(deps: Pick<DomainDeps, 'pool'>): Promise<z.inf
 export async function listSourceHosts(
   deps: Pick<DomainDeps, 'pool'>,
   source: string,
-  options: { after: string | null; host: string | null; limit: number },
+  options: { after: string | null; host: string | null; hostPrefix: string | null; limit: number },
 ): Promise<z.infer<typeof signalSourceHostListSchema>> {
   const sources = await listSignalSources(deps.pool)
   const fleet = sources.find((s) => s.source === source)
@@ -456,6 +456,7 @@ export async function listSourceHosts(
   const rows = await listSignalTrust(deps.pool, source, {
     afterHost: options.after,
     host: options.host,
+    hostPrefix: options.hostPrefix,
     limit: options.limit,
   })
   return {

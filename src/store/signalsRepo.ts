@@ -1,4 +1,5 @@
 import type { TrustCounts } from '../core/signals.ts'
+import { likePrefix } from './likePatterns.ts'
 import type { Queryable } from './transaction.ts'
 
 /** What the operator allows a source (migrations/0021). */
@@ -254,19 +255,26 @@ export async function listSignalSources(q: Queryable): Promise<SignalSourceRow[]
 /** One source on one host: its counts. */
 export type SignalTrustRow = Omit<SignalSourceRow, 'hosts' | 'discover' | 'discoverImportance'> & { host: string }
 
-/** A source's hosts, by name after `afterHost`. */
+/** A source's hosts, by name after `afterHost`: only `host`, or only the hosts whose name starts with `hostPrefix`. */
 export async function listSignalTrust(
   q: Queryable,
   source: string,
-  options: { afterHost: string | null; host: string | null; limit: number },
+  options: { afterHost: string | null; host: string | null; hostPrefix: string | null; limit: number },
 ): Promise<SignalTrustRow[]> {
   const { rows } = await q.query<SignalTrustRow>(
     `SELECT source, host, ${COUNT_COLUMNS}, signals_received::float8 AS "signalsReceived",
        signals_stale::float8 AS "signalsStale", signals_pulled::float8 AS "signalsPulled",
        build_time_documents::float8 AS "buildTimeDocuments"
      FROM signal_trust WHERE source = $1 AND ($2::text IS NULL OR host > $2) AND ($3::text IS NULL OR host = $3)
+       AND ($5::text IS NULL OR host LIKE $5)
      ORDER BY host LIMIT $4`,
-    [source, options.afterHost, options.host, options.limit],
+    [
+      source,
+      options.afterHost,
+      options.host,
+      options.limit,
+      options.hostPrefix === null ? null : likePrefix(options.hostPrefix),
+    ],
   )
   return rows
 }

@@ -186,4 +186,52 @@ describe('POST /v1/signals', () => {
     const missing = await t.app.inject({ method: 'GET', url: '/v1/signal-sources/nobody/hosts' })
     assert.equal(missing.statusCode, 404)
   })
+
+  it('pages a source’s hosts by name, one host or those whose name starts with a prefix', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const a = api(t)
+    // Seven hosts; the prefix's `_` and `%` must match only themselves.
+    const hosts = ['a1.example', 'a2.example', 'a3.example', 'a_x.example', 'ab.example', 'b1.example', 'b2.example']
+    await a.putPages(hosts.map((h) => ({ url: `https://${h}/` })))
+    const sig = await a.signals(hosts.map((h) => ({ url: `https://${h}/`, source: 'feed', changedAt: iso(T0) })))
+    assert.equal(sig.json().accepted, hosts.length, sig.body)
+    const list = async (query: string) => {
+      const res = await t.app.inject({ method: 'GET', url: `/v1/signal-sources/feed/hosts?${query}` })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json() as { hosts: { host: string; signalsReceived: number }[]; nextCursor: string | null }
+    }
+    const walk = async (query: string) => {
+      const seen: string[] = []
+      let cursor: string | null = null
+      do {
+        const res = await list(`${query}&limit=2${cursor === null ? '' : `&after=${encodeURIComponent(cursor)}`}`)
+        assert.ok(res.hosts.length <= 2)
+        seen.push(...res.hosts.map((h) => h.host))
+        cursor = res.nextCursor
+      } while (cursor !== null)
+      return seen
+    }
+    assert.deepEqual(await walk(''), [...hosts].sort())
+    assert.deepEqual(await walk('hostPrefix=a'), [
+      'a1.example',
+      'a2.example',
+      'a3.example',
+      'a_x.example',
+      'ab.example',
+    ])
+    assert.deepEqual(await walk('hostPrefix=a_'), ['a_x.example'])
+    assert.deepEqual(await walk('hostPrefix=b'), ['b1.example', 'b2.example'])
+    assert.deepEqual(await walk('hostPrefix=c'), [])
+    assert.deepEqual(
+      (await list('host=a2.example')).hosts.map((h) => [h.host, h.signalsReceived]),
+      [['a2.example', 1]],
+    )
+    // An empty value counts as absent (docs/api.md "Conventions"); a prefix longer than a host name is refused.
+    assert.equal((await list('hostPrefix=')).hosts.length, hosts.length)
+    const long = await t.app.inject({
+      method: 'GET',
+      url: `/v1/signal-sources/feed/hosts?hostPrefix=${'a'.repeat(254)}`,
+    })
+    assert.equal(long.statusCode, 400, long.body)
+  })
 })

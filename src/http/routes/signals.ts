@@ -126,6 +126,7 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       querystring: z.object({
         after: z.string().optional().describe('nextCursor of the previous response.'),
         host: z.string().optional().describe('Only this host.'),
+        hostPrefix: z.string().min(1).max(253).optional().describe('Only hosts whose name starts with this text.'),
         limit: listLimitSchema,
       }),
       response: {
@@ -137,6 +138,7 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       listSourceHosts(ctx, request.params.source, {
         after: request.query.after ?? null,
         host: request.query.host ?? null,
+        hostPrefix: request.query.hostPrefix ?? null,
         limit: request.query.limit,
       }),
   })

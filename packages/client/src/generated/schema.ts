@@ -3034,6 +3034,8 @@ export interface components {
         CursorQuery: string;
         /** @description Host name as pages carry it (lower case, with a port when not the default). */
         HostPath: string;
+        /** @description Only hosts whose name starts with this text. */
+        HostPrefixQuery: string;
         /** @description Page id, as returned in Page.id; an id that names no page is 404. */
         IdPath: string;
         /** @description leaseId from POST /v1/leases */
@@ -4122,7 +4124,7 @@ export interface operations {
                 /** @description Sort direction; hosts without a value come last. */
                 order?: "asc" | "desc";
                 /** @description Only hosts whose name starts with this text. */
-                hostPrefix?: string;
+                hostPrefix?: components["parameters"]["HostPrefixQuery"];
                 /** @description nextCursor of the previous response. */
                 cursor?: components["parameters"]["CursorQuery"];
                 /** @description Hosts per response, default 50; values above 500 are served as 500. */
@@ -4454,6 +4456,8 @@ export interface operations {
                 after?: string;
                 /** @description Only this host. */
                 host?: string;
+                /** @description Only hosts whose name starts with this text. */
+                hostPrefix?: components["parameters"]["HostPrefixQuery"];
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
                 limit?: components["parameters"]["LimitQuery"];
             };
