@@ -668,6 +668,131 @@ function reloadHosts() {
   return loadHosts()
 }
 
+// ---------------------------------------------------------------- change signals
+
+const SIGNAL_HOSTS_PER_VIEW = 25
+/** The chosen source's host list: its filter and position; `cursors[i]` opens view page i (null: the first). */
+const signalView = { source: null, prefix: '', cursors: [null], index: 0 }
+
+const fmtShare = (v) => (Number.isFinite(v) ? v.toFixed(2) : '–')
+/** A beta posterior of a share as "mean (lower bound) · evidence". */
+const fmtPosterior = (p) => `${fmtShare(p.mean)} (${fmtShare(p.lower)}) · ${fmtNum(p.evidence)}`
+
+/** The cells a source and a source on one host share: counts, trust, and the build-time documents. */
+function trustCells(t) {
+  const buildTime = el('td', { class: 'num' }, fmtNum(t.buildTimeDocuments))
+  if (t.buildTimeDocuments > 0) buildTime.append(' ', el('span', { class: 'limited' }, 'lastmod = build time'))
+  return [
+    el('td', { class: 'num' }, fmtNum(t.signalsReceived)),
+    el('td', { class: 'num' }, fmtNum(t.signalsPulled)),
+    el('td', { class: 'num' }, fmtNum(t.signalsStale)),
+    el('td', { class: 'num' }, fmtNum(t.signalsJudged)),
+    el('td', { class: 'num' }, fmtNum(t.signalsConfirmed)),
+    el('td', { class: 'num' }, fmtPosterior(t.precision)),
+    el('td', { class: 'num' }, fmtPosterior(t.recall)),
+    el(
+      'td',
+      { class: 'num' },
+      t.changeProbability > 0 ? fmtShare(t.changeProbability) : el('span', { class: 'limited' }, 'untrusted'),
+    ),
+    buildTime,
+  ]
+}
+
+function sourceRow(s) {
+  const chosen = s.source === signalView.source
+  const open = el(
+    'button',
+    { type: 'button', class: 'link', 'aria-controls': 'signal-hosts', 'aria-pressed': String(chosen) },
+    s.source,
+  )
+  open.addEventListener('click', () => chooseSource(s.source))
+  const tr = el(
+    'tr',
+    { class: chosen ? 'clickable active' : 'clickable', 'data-source': s.source },
+    el('td', {}, open),
+    el('td', { class: 'num' }, fmtNum(s.hosts)),
+    ...trustCells(s),
+    el('td', {}, s.discover ? `yes (importance ${fmtNum(s.discoverImportance)})` : 'no'),
+  )
+  tr.addEventListener('click', (e) => {
+    if (e.target !== open) chooseSource(s.source)
+  })
+  return tr
+}
+
+async function loadSignalSources() {
+  try {
+    const res = await api('/v1/signal-sources')
+    fillTable('signal-sources-table', res.sources.map(sourceRow))
+    $('signal-sources-note').replaceChildren(
+      ...(res.sources.some((s) => s.signalsReceived > 0)
+        ? []
+        : [
+            'No change signals have been received yet: crawlers send them to POST /v1/signals or POST /v1/sitemaps (see ',
+            el('code', {}, 'docs/api.md#signals'),
+            ').',
+          ]),
+    )
+    dashboard.signalSources = res
+    dashboard.signalSourceLoads = (dashboard.signalSourceLoads ?? 0) + 1
+  } catch (err) {
+    $('signal-sources-note').textContent = err.message
+  }
+}
+
+async function loadSignalHosts() {
+  if (signalView.source === null) return
+  const q = new URLSearchParams({ limit: String(SIGNAL_HOSTS_PER_VIEW) })
+  if (signalView.prefix) q.set('hostPrefix', signalView.prefix)
+  const cursor = signalView.cursors[signalView.index]
+  if (cursor) q.set('after', cursor)
+  try {
+    const res = await api(`/v1/signal-sources/${encodeURIComponent(signalView.source)}/hosts?${q}`)
+    $('signal-hosts-error').textContent = ''
+    fillTable(
+      'signal-hosts-table',
+      res.hosts.map((h) =>
+        el(
+          'tr',
+          { 'data-host': h.host, ...(h.buildTimeDocuments > 0 ? { 'data-build-time': 'true' } : {}) },
+          el('td', {}, h.host),
+          ...trustCells(h),
+        ),
+      ),
+    )
+    signalView.cursors[signalView.index + 1] = res.nextCursor
+    const first = signalView.index * SIGNAL_HOSTS_PER_VIEW
+    $('signal-hosts-range').textContent =
+      res.hosts.length === 0
+        ? 'no host matches'
+        : `hosts ${fmtNum(first + 1)}–${fmtNum(first + res.hosts.length)}${res.nextCursor === null ? ' (the last)' : ''}`
+    $('signal-hosts-prev').disabled = signalView.index === 0
+    $('signal-hosts-next').disabled = res.nextCursor === null
+    dashboard.signalHosts = res
+  } catch (err) {
+    $('signal-hosts-error').textContent = err.message
+  }
+  dashboard.signalHostLoads = (dashboard.signalHostLoads ?? 0) + 1
+}
+
+/** Shows a source's hosts from the first, with the filter cleared. */
+function chooseSource(source) {
+  signalView.source = source
+  signalView.prefix = ''
+  signalView.cursors = [null]
+  signalView.index = 0
+  $('signal-host-prefix').value = ''
+  $('signal-hosts-title').textContent = `Hosts of ${source}`
+  $('signal-hosts').hidden = false
+  for (const tr of $('signal-sources-table').querySelectorAll('tbody tr')) {
+    const chosen = tr.dataset.source === source
+    tr.classList.toggle('active', chosen)
+    tr.querySelector('button').setAttribute('aria-pressed', String(chosen))
+  }
+  return loadSignalHosts()
+}
+
 // ---------------------------------------------------------------- lease view
 
 async function loadLeases() {
@@ -1076,6 +1201,7 @@ $('key-form').addEventListener('submit', (e) => {
   else localStorage.removeItem(KEY_STORAGE)
   refresh().then(loadLeases)
   loadHosts()
+  loadSignalSources().then(loadSignalHosts)
   fillPageSuggestions()
 })
 $('window-hours').addEventListener('change', () => refresh().then(loadLeases))
@@ -1124,6 +1250,21 @@ for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
     reloadHosts()
   })
 }
+$('signal-hosts-form').addEventListener('submit', (e) => {
+  e.preventDefault()
+  signalView.prefix = $('signal-host-prefix').value.trim()
+  signalView.cursors = [null]
+  signalView.index = 0
+  loadSignalHosts()
+})
+$('signal-hosts-prev').addEventListener('click', () => {
+  if (signalView.index > 0) signalView.index--
+  loadSignalHosts()
+})
+$('signal-hosts-next').addEventListener('click', () => {
+  if (signalView.cursors[signalView.index + 1]) signalView.index++
+  loadSignalHosts()
+})
 $('page-form').addEventListener('submit', (e) => {
   e.preventDefault()
   const url = $('page-url').value.trim()
@@ -1141,6 +1282,7 @@ window.addEventListener('resize', () => {
 
 await refresh()
 await loadHosts()
+await loadSignalSources()
 await loadLeases()
 await loadPageList()
 fillPageSuggestions()
@@ -1153,10 +1295,14 @@ if (linked) {
 }
 dashboard.ready = true
 // The host view's order changes with the optimiser's runs only (docs/api.md "Host overview"): it reloads on every
-// HOST_REFRESH_TICKS-th refresh, and at once when sorted or paged.
+// HOST_REFRESH_TICKS-th refresh, and at once when sorted or paged. Signal trust moves with crawls, but the source
+// list sums every host's counts: it reloads as seldom, with the chosen source's hosts where they are.
 const HOST_REFRESH_TICKS = 6
 let ticks = 0
 setInterval(() => {
   refresh().then(loadLeases)
-  if (++ticks % HOST_REFRESH_TICKS === 0) loadHosts()
+  if (++ticks % HOST_REFRESH_TICKS === 0) {
+    loadHosts()
+    loadSignalSources().then(loadSignalHosts)
+  }
 }, REFRESH_MS)
