@@ -8,8 +8,11 @@
 // some hosts misbehave (5xx answers, timeouts, DNS errors, 429s that back them off, pages that turn 404). One
 // host is capped and one paced. The optimiser runs every 3 hours, and every step takes a stats sample. Then
 // chromium (CHROMIUM_PATH, default /usr/bin/chromium, through playwright-core) opens the dashboard: the main
-// page as the browser first shows it, and the host view sorted by failures in the last 24 hours. Seeded: two
-// runs draw the same pictures.
+// page as the browser first shows it, and the host view sorted by failures in the last 24 hours. Then
+// SIGNAL_HOURS more hours with change signals (docs/img/signals.png): the news hosts' CMS signals each change as
+// it happens, the docs hosts' sitemaps carry each page's last change, and the shop hosts' sitemaps, rebuilt every
+// 6 hours, stamp every entry with the build time; the picture is the Change signals panel with the sitemap
+// source's hosts. Seeded: two runs draw the same pictures.
 import { existsSync } from 'node:fs'
 import { mkdir, stat } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
@@ -35,6 +38,9 @@ const STEP_MS = 10 * MS_PER_MINUTE
 const OPTIMIZE_EVERY_MS = 3 * MS_PER_HOUR
 const HOST_COUNT = 120
 const WORKERS = ['crawler-1', 'crawler-2', 'crawler-3']
+const SIGNAL_HOURS = 24
+const SITEMAP_EVERY_MS = 2 * MS_PER_HOUR
+const BUILD_EVERY_MS = 6 * MS_PER_HOUR
 
 if (!existsSync(CHROMIUM))
   throw new Error(`no chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`)
@@ -76,7 +82,19 @@ interface PageState {
   changesPerDay: number
   version: number
   gone: boolean
+  /** When it last changed, for pages whose changes are drawn as they happen (the signalled hosts). */
+  changedAtMs: number | null
 }
+
+/** How a host's changes are signalled in the last SIGNAL_HOURS: a CMS, a true sitemap, or a build-time one. */
+const signalling = (host: HostProfile): 'cms' | 'sitemap' | 'build-time' | null =>
+  host.name.startsWith('news')
+    ? 'cms'
+    : host.name.startsWith('docs')
+      ? 'sitemap'
+      : host.name.startsWith('shop')
+        ? 'build-time'
+        : null
 
 const pages = new Map<string, PageState>()
 for (const host of hosts) {
@@ -89,6 +107,7 @@ for (const host of hosts) {
       changesPerDay: host.changesPerDay * spread * (j === 0 ? 3 : 1),
       version: 0,
       gone: random.next() < host.gone,
+      changedAtMs: null,
     })
   }
 }
@@ -128,8 +147,13 @@ try {
   const lastCrawlMs = new Map<string, number>()
   let nextOptimizeMs = START_MS
   let crawls = 0
-  for (let now = START_MS; now < START_MS + HOURS * MS_PER_HOUR; now += STEP_MS) {
+  /**
+   * Ten minutes of the fleet. With `signals`, the signalled hosts' pages change as it happens (not when crawled):
+   * a news page's change is signalled at once, and the sitemaps are posted every so often.
+   */
+  const step = async (now: number, signals: boolean) => {
     clock.setMs(now)
+    if (signals) await sendSignals(now)
     if (now >= nextOptimizeMs) {
       await call('POST', '/v1/optimize')
       nextOptimizeMs += OPTIMIZE_EVERY_MS
@@ -157,7 +181,8 @@ try {
         if (draw < host.dns + host.timeout + host.http5xx + host.http429) return { ...item, httpStatus: 429 }
         if (page.gone) return { ...item, httpStatus: 404 }
         const sinceDays = (crawledAtMs - (lastCrawlMs.get(url) ?? crawledAtMs - MS_PER_DAY)) / MS_PER_DAY
-        if (random.next() < 1 - Math.exp(-page.changesPerDay * sinceDays)) page.version++
+        const drawnAhead = signals && signalling(host) !== null && signalling(host) !== 'build-time'
+        if (!drawnAhead && random.next() < 1 - Math.exp(-page.changesPerDay * sinceDays)) page.version++
         lastCrawlMs.set(url, crawledAtMs)
         return { ...item, httpStatus: 200, contentHash: `${url}#${page.version}` }
       })
@@ -169,6 +194,47 @@ try {
     // A snapshot records a sample of the dashboard's time series.
     await call('GET', '/v1/stats')
   }
+
+  const urlset = (entries: { url: string; lastmodMs: number }[]) =>
+    `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries
+      .map((e) => `<url><loc>${e.url}</loc><lastmod>${new Date(e.lastmodMs).toISOString()}</lastmod></url>`)
+      .join('')}</urlset>`
+  const postSitemap = async (host: string, body: string) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: `/v1/sitemaps?url=${encodeURIComponent(`https://${host}/sitemap.xml`)}`,
+      headers: { 'content-type': 'application/xml' },
+      payload: body,
+    })
+    if (res.statusCode !== 200) throw new Error(`POST /v1/sitemaps for ${host}: ${res.statusCode} ${res.body}`)
+  }
+  const signalsStartMs = START_MS + HOURS * MS_PER_HOUR
+  const sendSignals = async (now: number) => {
+    const cms: { url: string; source: string; changedAt: string }[] = []
+    for (const [url, page] of pages) {
+      const how = signalling(page.host)
+      if (how !== 'cms' && how !== 'sitemap') continue
+      if (page.gone || random.next() >= 1 - Math.exp((-page.changesPerDay * STEP_MS) / MS_PER_DAY)) continue
+      // It changes as the step begins, before this step's crawls: a crawl never saw it unchanged after the change.
+      page.version++
+      page.changedAtMs = now
+      if (how === 'cms') cms.push({ url, source: 'cms', changedAt: new Date(page.changedAtMs).toISOString() })
+    }
+    if (cms.length > 0) await call('POST', '/v1/signals', { signals: cms })
+    const sinceStart = now - signalsStartMs
+    for (const host of hosts) {
+      const hostPages = [...pages].filter(([, p]) => p.host === host)
+      if (signalling(host) === 'sitemap' && sinceStart % SITEMAP_EVERY_MS === 0) {
+        const dated = hostPages.filter(([, p]) => p.changedAtMs !== null)
+        if (dated.length > 0)
+          await postSitemap(host.name, urlset(dated.map(([url, p]) => ({ url, lastmodMs: p.changedAtMs! }))))
+      }
+      if (signalling(host) === 'build-time' && sinceStart % BUILD_EVERY_MS === 0)
+        await postSitemap(host.name, urlset(hostPages.map(([url]) => ({ url, lastmodMs: now }))))
+    }
+  }
+
+  for (let now = START_MS; now < signalsStartMs; now += STEP_MS) await step(now, false)
   console.log(`${pages.size} pages on ${hosts.length} hosts, ${crawls} crawls in ${HOURS} h`)
 
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -180,7 +246,7 @@ try {
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(String(err)))
     await page.goto(`${baseUrl}/`)
-    type Dashboard = { recrawlDashboard?: { ready?: boolean; hostLoads?: number } }
+    type Dashboard = { recrawlDashboard?: { ready?: boolean; hostLoads?: number; signalHostLoads?: number } }
     await page.waitForFunction(() => (globalThis as Dashboard).recrawlDashboard?.ready === true, null, {
       timeout: 30_000,
     })
@@ -194,8 +260,27 @@ try {
     })
     const hostView = resolve(OUT_DIR, 'host-view.png')
     await page.locator('#host-view').screenshot({ path: hostView })
+    await page.close()
+
+    const before = crawls
+    for (let now = signalsStartMs; now < signalsStartMs + SIGNAL_HOURS * MS_PER_HOUR; now += STEP_MS)
+      await step(now, true)
+    console.log(`${crawls - before} crawls in ${SIGNAL_HOURS} h with change signals`)
+    const later = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+    later.on('pageerror', (err) => errors.push(String(err)))
+    await later.goto(`${baseUrl}/`)
+    await later.waitForFunction(() => (globalThis as Dashboard).recrawlDashboard?.ready === true, null, {
+      timeout: 30_000,
+    })
+    await later.click('#signal-sources-table tr[data-source="sitemap"] button')
+    await later.waitForFunction(() => (globalThis as Dashboard).recrawlDashboard?.signalHostLoads === 1, null, {
+      timeout: 30_000,
+    })
+    const signalView = resolve(OUT_DIR, 'signals.png')
+    await later.locator('#signal-view').screenshot({ path: signalView })
     if (errors.length > 0) throw new Error(`the dashboard reported errors: ${errors.join('; ')}`)
-    for (const file of [main, hostView]) console.log(`${file}: ${Math.round((await stat(file)).size / 1024)} KiB`)
+    for (const file of [main, hostView, signalView])
+      console.log(`${file}: ${Math.round((await stat(file)).size / 1024)} KiB`)
   } finally {
     await browser.close()
   }
