@@ -46,7 +46,7 @@ const TAGS = [
   { name: 'schedule', description: 'Leases of due pages for crawlers, and the upcoming schedule.' },
   { name: 'optimiser', description: 'The bandwidth-constrained freshness optimisation of every page’s crawl rate.' },
   { name: 'settings', description: 'Budget, objective, schedule and estimator, shared by every replica.' },
-  { name: 'hosts', description: 'Per-host politeness limits.' },
+  { name: 'hosts', description: 'Per-host politeness limits and IndexNow keys.' },
   {
     name: 'signals',
     description: 'Change signals (sitemaps, feeds, pings, IndexNow) and the trust learned for each source.',
