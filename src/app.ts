@@ -19,6 +19,7 @@ import { dropEmptyQueryValues } from './http/query.ts'
 import { acceptJsonMediaTypes } from './http/json.ts'
 import { refuseUnstorableText } from './http/text.ts'
 import { swaggerOptions } from './http/openapiDocument.ts'
+import { isOpenRateLimited, isRateLimited } from './http/rateLimited.ts'
 import { hashApiKey } from './domain/apiKeys.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { installOps, opsRoutes } from './http/routes/ops.ts'
@@ -27,6 +28,7 @@ import { pagesRoutes } from './http/routes/pages.ts'
 import { clockRoutes, settingsRoutes } from './http/routes/settings.ts'
 import { hostsRoutes } from './http/routes/hosts.ts'
 import { signalsRoutes } from './http/routes/signals.ts'
+import { indexNowRoutes } from './http/routes/indexNow.ts'
 import { leasesRoutes } from './http/routes/leases.ts'
 import { optimizerRoutes } from './http/routes/optimizer.ts'
 import { scheduleRoutes } from './http/routes/schedule.ts'
@@ -48,7 +50,7 @@ export interface AppDeps {
   authCacheMs?: number
   /** Key changes from any process (Database.subscribe through watchApiKeyChanges): they empty the key caches at once. */
   keyChanges?: (onChange: () => void) => Promise<() => Promise<void>>
-  /** Requests per minute per API key (or client address) on /v1 routes; 0 or absent = unlimited. */
+  /** Requests per minute per API key (or client address) on /v1 routes, and per address on /indexnow; 0 or absent = unlimited. */
   rateLimitPerMinute?: number
   /** Wall-clock lifetime of the stats snapshot behind /metrics gauges and /v1/stats (default 5 s). */
   statsCacheMs?: number
@@ -121,10 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(rateLimit, {
       max: deps.rateLimitPerMinute,
       timeWindow: MS_PER_MINUTE,
-      allowList: (request) => !request.url.startsWith('/v1/'),
+      allowList: (request) => !isRateLimited(request.url),
       keyGenerator: (request) => {
         const auth = request.headers.authorization
-        return auth ? `key:${hashApiKey(auth)}` : `ip:${request.ip}`
+        return auth && !isOpenRateLimited(request.url) ? `key:${hashApiKey(auth)}` : `ip:${request.ip}`
       },
       errorResponseBuilder: (_request, context) =>
         new HttpProblem(
@@ -164,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(optimizerRoutes, { ...ctx, onOptimized: ops.metrics.onOptimized })
   await app.register(hostsRoutes, ctx)
   await app.register(signalsRoutes, ctx)
+  await app.register(indexNowRoutes, ctx)
   await app.register(opsRoutes, ops)
   await app.ready()
   return app

@@ -110,7 +110,9 @@ const configSchema = z.object({
     .int()
     .min(0)
     .default(0)
-    .describe('Requests per minute per API key (or client address without keys) on /v1 routes; 0 = no limit.'),
+    .describe(
+      'Requests per minute per API key (or client address without keys) on /v1 routes, and per client address on /indexnow; 0 = no limit.',
+    ),
   simulatedClock: booleanFromEnv
     .default(false)
     .describe('Testing only: scheduling time follows the crawl times reported by the crawlers.'),

@@ -26,6 +26,14 @@ export class InvalidInputError extends Error {
   }
 }
 
+/** The request is well-formed but its credentials do not allow it (403), e.g. an IndexNow key not registered for the host. */
+export class ForbiddenError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ForbiddenError'
+  }
+}
+
 /** The named resource does not exist (404). */
 export class NotFoundError extends Error {
   constructor(message: string) {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../store/transaction.ts'
+import { lockIndexNowKeyHosts, renameIndexNowKeyHosts } from '../store/indexNowKeysRepo.ts'
 import { lockHostNames, pagesWithUrls, pageUrlsAfter, renameHosts, renamePages } from '../store/urlsRepo.ts'
 import { ConflictError, UnprocessableError } from '../core/errors.ts'
 import { canonicalHostName, canonicalUrl, type UrlRules } from '../core/url.ts'
@@ -24,7 +25,7 @@ const RENAME_CHUNK_PAGES = 5000
 const MERGES_SHOWN = 5
 
 /**
- * Renames every host limit and every page whose name is not canonical under `rules`. A name that would
+ * Renames every host limit, IndexNow key host and page whose name is not canonical under `rules`. A name that would
  * become the name of another stored host or page would merge the two: then nothing is renamed and the
  * change is refused (422), naming the merges, so that the operator deletes one of each pair first or
  * keeps the rule off. Runs in the caller's transaction, which holds the settings row FOR UPDATE: no page
@@ -53,6 +54,12 @@ export async function applyUrlRules(
   }
   if (hostMerges.length > 0) throw mergeRefusal('host limits', hostMerges)
   await renameHosts(client, hostRenames)
+  // IndexNow keys follow their hosts; two names that become one keep the keys of both.
+  const keyRenames = (await lockIndexNowKeyHosts(client)).flatMap((from) => {
+    const to = canonicalHostName(from, rules) ?? from
+    return to === from ? [] : [{ from, to }]
+  })
+  await renameIndexNowKeyHosts(client, keyRenames)
 
   let pagesRenamed = 0
   const pageMerges: string[] = []

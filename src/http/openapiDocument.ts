@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
+import { isRateLimited } from './rateLimited.ts'
 
 /**
  * How the OpenAPI document is made from the routes (@fastify/swagger with the zod type provider):
@@ -45,8 +46,11 @@ const TAGS = [
   { name: 'schedule', description: 'Leases of due pages for crawlers, and the upcoming schedule.' },
   { name: 'optimiser', description: 'The bandwidth-constrained freshness optimisation of every page’s crawl rate.' },
   { name: 'settings', description: 'Budget, objective, schedule and estimator, shared by every replica.' },
-  { name: 'hosts', description: 'Per-host politeness limits.' },
-  { name: 'signals', description: 'Change signals (sitemaps, feeds, pings) and the trust learned for each source.' },
+  { name: 'hosts', description: 'Per-host politeness limits and IndexNow keys.' },
+  {
+    name: 'signals',
+    description: 'Change signals (sitemaps, feeds, pings, IndexNow) and the trust learned for each source.',
+  },
   { name: 'operations', description: 'Health, readiness, metrics and statistics for operators.' },
 ]
 
@@ -55,8 +59,8 @@ const SIMULATION_TAG = { name: 'simulation', description: 'The simulated clock (
 type RouteDocument = Parameters<typeof jsonSchemaTransform>[0]
 
 /**
- * What every /v1 answer carries when RATE_LIMIT_PER_MINUTE is set (@fastify/rate-limit, src/app.ts): the
- * client's budget of requests in the current minute. Declared on every /v1 response; absent when no limit is set.
+ * What every /v1 and /indexnow answer carries when RATE_LIMIT_PER_MINUTE is set (@fastify/rate-limit, src/app.ts):
+ * the client's budget of requests in the current minute. Declared on those responses; absent when no limit is set.
  */
 const RATE_LIMIT_HEADERS: Record<string, { type: 'integer'; description: string }> = {
   'X-RateLimit-Limit': {
@@ -87,7 +91,7 @@ function documentRoute(document: RouteDocument): ReturnType<typeof jsonSchemaTra
   schema.security = document.route.config?.role ? BEARER_SECURITY : []
   const declared = (document.schema as { response?: ResponseDeclarations } | undefined)?.response
   const transformed = schema.response as Record<string, Record<string, unknown>> | undefined
-  const rateLimited = document.url.startsWith('/v1/')
+  const rateLimited = isRateLimited(document.url)
   if (declared && transformed) {
     schema.response = Object.fromEntries(
       Object.entries(transformed).map(([status, response]) => {

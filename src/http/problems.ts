@@ -5,6 +5,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import type { z } from 'zod'
 import {
   ConflictError,
+  ForbiddenError,
   InvalidInputError,
   PayloadTooLargeError,
   NotFoundError,
@@ -120,6 +121,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
       return sendProblem(reply, problem(400, `the ${where} does not match the schema; nothing was changed`, errors))
     }
     if (err instanceof InvalidInputError) return sendProblem(reply, problem(400, err.message, err.errors))
+    if (err instanceof ForbiddenError) return sendProblem(reply, problem(403, err.message))
     if (err instanceof NotFoundError) return sendProblem(reply, problem(404, err.message))
     if (err instanceof ConflictError) return sendProblem(reply, problem(409, err.message))
     if (err instanceof UnprocessableError) return sendProblem(reply, problem(422, err.message))

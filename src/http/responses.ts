@@ -71,6 +71,22 @@ export function problems(own: Partial<Record<OwnStatus, string | true>> = {}) {
   }
 }
 
+/**
+ * The problem responses of an open route (no key, so no 401): the statuses it answers itself, each with its own
+ * description, and 429, 500 and 503 as on every /v1 route.
+ */
+export function openProblems(own: Partial<Record<OwnStatus | 403, string>>) {
+  const shared = problems()
+  const responses: Record<string, ReturnType<typeof problemResponse>> = {}
+  for (const [status, text] of Object.entries(own)) responses[status] = problemResponse(text)
+  return {
+    ...responses,
+    429: shared[429],
+    500: shared[500],
+    503: shared[503],
+  }
+}
+
 /** 503 of /readyz: not ready, a problem whether migrations are pending or the database is unreachable. */
 export function unavailable<T extends z.ZodType>(description: string, schema: T) {
   return { description, headers: { 'Retry-After': RETRY_AFTER }, content: { [PROBLEM_MEDIA_TYPE]: { schema } } }

@@ -13,12 +13,13 @@ declare module 'fastify' {
 }
 
 /**
- * A preValidation hook on /v1 routes: a string the database cannot store (a NUL character or a lone
+ * A preValidation hook on /v1 routes and /indexnow: a string the database cannot store (a NUL character or a lone
  * surrogate) anywhere in the path parameters, the query string or the body is refused with 400 naming
  * every such field, before anything is read or written (docs/api.md "Input limits").
  */
 export async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
-  if (!request.routeOptions.url?.startsWith('/v1/')) return
+  const route = request.routeOptions.url
+  if (route === undefined || !(route.startsWith('/v1/') || route === '/indexnow')) return
   const perItem = request.routeOptions.config.textCheckedPerItem
   const itemPointer = perItem === undefined ? null : new RegExp(`^/${perItem}/\\d+$`)
   const errors = [

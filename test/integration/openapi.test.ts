@@ -179,6 +179,11 @@ describe('openapi/openapi.json', () => {
       'GET /v1/signal-sources': 'listSignalSources',
       'GET /v1/signal-sources/{source}/hosts': 'listSignalSourceHosts',
       'PUT /v1/signal-sources/{source}': 'putSignalSource',
+      'POST /indexnow': 'postIndexNow',
+      'GET /indexnow': 'getIndexNow',
+      'GET /v1/hosts/{host}/indexnow-keys': 'listIndexNowKeys',
+      'PUT /v1/hosts/{host}/indexnow-keys/{key}': 'putIndexNowKey',
+      'DELETE /v1/hosts/{host}/indexnow-keys/{key}': 'deleteIndexNowKey',
     })
   })
 
@@ -260,7 +265,7 @@ describe('openapi/openapi.json', () => {
     assert.equal(doc.info.version, pkg.version)
     assert.equal(doc.security, undefined, 'no global security requirement')
     for (const { path, op } of operations(doc)) {
-      const open = ['/healthz', '/readyz', '/metrics'].includes(path)
+      const open = ['/healthz', '/readyz', '/metrics', '/indexnow'].includes(path)
       assert.deepEqual(op.security, open ? [] : [{ bearer: [] }], path)
       assert.equal('401' in op.responses, !open, `${path}: 401 declared exactly where a key is needed`)
     }
@@ -280,11 +285,14 @@ describe('openapi/openapi.json', () => {
         id: '1',
         leaseId: '00000000-0000-4000-8000-000000000000',
         host: 'example.com',
+        key: 'a1b2c3d4e5f6a7b8',
       }
       for (const { method, path, op } of operations(doc)) {
         const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => samples[name]!)
         const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url })
         if (op.security?.length) assertDeclaredProblem(doc, method, url, res, 401)
+        // IndexNow takes no API key; without its fields the request is malformed.
+        else if (path === '/indexnow') assertDeclaredProblem(doc, method, url, res, 400)
         else assert.equal(res.statusCode, 200, `${method} ${url} is open`)
       }
       for (const url of ['/openapi.json', '/docs/', '/'])
@@ -359,6 +367,19 @@ describe('openapi/openapi.json', () => {
         ['PUT', '/v1/hosts/exa%20mple', { maxCrawlsPerDay: 1 }, 400],
         ['DELETE', '/v1/hosts/example.com', undefined, 404],
         ['GET', '/v1/stats?hours=0', undefined, 400],
+        ['PUT', '/v1/hosts/example.com/indexnow-keys/short', undefined, 400],
+        ['DELETE', '/v1/hosts/example.com/indexnow-keys/a1b2c3d4e5f6a7b8', undefined, 404],
+        ['POST', '/indexnow', { host: 'example.com', key: 'a1b2c3d4e5f6a7b8' }, 400],
+        ['POST', '/indexnow', { host: 'example.com', key: 'a1b2c3d4e5f6a7b8', urlList: ['https://example.com/'] }, 403],
+        ['POST', '/indexnow', { host: 'example.com', key: 'bad', urlList: ['https://example.com/'] }, 422],
+        [
+          'POST',
+          '/indexnow',
+          { host: 'example.com', key: 'a1b2c3d4e5f6a7b8', urlList: Array<string>(10_001).fill('https://example.com/') },
+          413,
+        ],
+        ['GET', '/indexnow?url=nowhere&key=a1b2c3d4e5f6a7b8', undefined, 400],
+        ['GET', '/indexnow?url=https%3A%2F%2Fexample.com%2F&key=a1b2c3d4e5f6a7b8', undefined, 403],
       ]
       for (const [method, url, payload, status, key] of cases) {
         assertDeclaredProblem(doc, method, url, await call(method, url, payload, key), status)

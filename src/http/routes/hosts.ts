@@ -14,7 +14,7 @@ import {
 import type { AppContext } from '../context.ts'
 import { json, problems } from '../responses.ts'
 
-const hostParams = z.object({
+export const hostParams = z.object({
   host: z.string().min(1).describe('Host name as pages carry it (lower case, with a port when not the default).'),
 })
 

@@ -531,6 +531,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/indexnow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Submit one changed URL (IndexNow)
+         * @description The IndexNow protocol (indexnow.org), open to websites and search engines: no API key, but a key the operator registered for the host (PUT /v1/hosts/{host}/indexnow-keys/{key}). Each URL becomes a signal of source `indexnow` without a claimed change time, received now to the second, as POST /v1/signals would store it: a page is pulled forward as the source’s learned trust on the host allows, and unknown URLs register pages only when the source allows discovery (PUT /v1/signal-sources/indexnow). All or nothing: one URL off the host refuses the whole submission. A retry within the same second stores nothing twice (duplicates). The host is the URL’s.
+         */
+        get: operations["getIndexNow"];
+        put?: never;
+        /**
+         * Submit changed URLs of a host (IndexNow)
+         * @description The IndexNow protocol (indexnow.org), open to websites and search engines: no API key, but a key the operator registered for the host (PUT /v1/hosts/{host}/indexnow-keys/{key}). Each URL becomes a signal of source `indexnow` without a claimed change time, received now to the second, as POST /v1/signals would store it: a page is pulled forward as the source’s learned trust on the host allows, and unknown URLs register pages only when the source allows discovery (PUT /v1/signal-sources/indexnow). All or nothing: one URL off the host refuses the whole submission. A retry within the same second stores nothing twice (duplicates). Send Content-Type: application/json; charset=utf-8.
+         */
+        post: operations["postIndexNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hosts/{host}/indexnow-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A host’s IndexNow keys
+         * @description The keys the host may submit URLs with on /indexnow; empty when it has none.
+         */
+        get: operations["listIndexNowKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hosts/{host}/indexnow-keys/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Allow a host an IndexNow key
+         * @description Stands for the key file the protocol has sites publish: submissions for the host with this key are accepted. Registering it again changes nothing. No body.
+         */
+        put: operations["putIndexNowKey"];
+        post?: never;
+        /**
+         * Withdraw a host’s IndexNow key
+         * @description Submissions with the key are refused (403) from now on; the signals they sent stay.
+         */
+        delete: operations["deleteIndexNowKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -1020,6 +1088,52 @@ export interface components {
             total: number;
             /** @description Pass as cursor for the next hosts; null at the end. */
             nextCursor: string | null;
+        };
+        /** @description A key the host may submit URLs with. */
+        IndexNowKey: {
+            key: string;
+            /** @description When the key was first registered (RFC 3339). */
+            createdAt: string;
+        };
+        /**
+         * @description The IndexNow keys registered for a host.
+         * @example {
+         *       "host": "www.example.org",
+         *       "keys": [
+         *         {
+         *           "key": "5a1c9e0b7d2f4e6a8b3c",
+         *           "createdAt": "2026-03-02T12:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        IndexNowKeyList: {
+            /** @description The host name as pages carry it. */
+            host: string;
+            /** @description Oldest first; empty when the host has none. */
+            keys: components["schemas"]["IndexNowKey"][];
+        };
+        /**
+         * @description An IndexNow submission (indexnow.org): URLs of one host that were added, changed or deleted.
+         * @example {
+         *       "host": "www.example.org",
+         *       "key": "5a1c9e0b7d2f4e6a8b3c",
+         *       "keyLocation": "https://www.example.org/5a1c9e0b7d2f4e6a8b3c.txt",
+         *       "urlList": [
+         *         "https://www.example.org/url1",
+         *         "https://www.example.org/folder/url2"
+         *       ]
+         *     }
+         */
+        IndexNowSubmission: {
+            /** @description The host every URL of urlList is on (e.g. www.example.org). */
+            host: string;
+            /** @description A key registered for the host: 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+            key: string;
+            /** @description Where the site publishes the key; when given, a URL on the host. recrawl does not fetch it. */
+            keyLocation?: string;
+            /** @description The changed URLs, 1 to 10,000; each on the host. */
+            urlList: string[];
         };
         IntervalCdfPoint: {
             intervalDays: number;
@@ -3038,6 +3152,8 @@ export interface components {
         HostPrefixQuery: string;
         /** @description Page id, as returned in Page.id; an id that names no page is 404. */
         IdPath: string;
+        /** @description An IndexNow key: 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+        KeyPath: string;
         /** @description leaseId from POST /v1/leases */
         LeaseIdPath: string;
         /** @description Items per response, default 100; values above 1000 are served as 1000. */
@@ -4543,6 +4659,392 @@ export interface operations {
             400: components["responses"]["InvalidInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getIndexNow: {
+        parameters: {
+            query: {
+                /** @description The changed URL, URL-encoded. */
+                url: string;
+                /** @description A key registered for the URL’s host: 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+                key: string;
+                /** @description Where the site publishes the key, on the same host; not fetched. */
+                keyLocation?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The URLs are committed as signals of source `indexnow`. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalReceipt"];
+                };
+            };
+            /** @description Invalid format: the body or query does not match the schema, or a URL or host is not one; nothing was stored. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is not registered for the host; nothing was stored. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The URL rules changed while the request was handled; nothing was stored, send it again. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More than 10,000 URLs, or a larger body than they need; nothing was stored. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL (or keyLocation) is not on the host, or the key is not 8 to 128 characters of a-z, A-Z, 0-9 and '-'; nothing was stored. */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postIndexNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IndexNowSubmission"];
+            };
+        };
+        responses: {
+            /** @description The URLs are committed as signals of source `indexnow`. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalReceipt"];
+                };
+            };
+            /** @description Invalid format: the body or query does not match the schema, or a URL or host is not one; nothing was stored. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is not registered for the host; nothing was stored. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The URL rules changed while the request was handled; nothing was stored, send it again. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description More than 10,000 URLs, or a larger body than they need; nothing was stored. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL (or keyLocation) is not on the host, or the key is not 8 to 128 characters of a-z, A-Z, 0-9 and '-'; nothing was stored. */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listIndexNowKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Host name as pages carry it (lower case, with a port when not the default). */
+                host: components["parameters"]["HostPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host’s keys. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexNowKeyList"];
+                };
+            };
+            /** @description Not a host name. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putIndexNowKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Host name as pages carry it (lower case, with a port when not the default). */
+                host: components["parameters"]["HostPath"];
+                /** @description An IndexNow key: 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+                key: components["parameters"]["KeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host’s keys, the new one among them. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexNowKeyList"];
+                };
+            };
+            /** @description Not a host name, or the key is not 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteIndexNowKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Host name as pages carry it (lower case, with a port when not the default). */
+                host: components["parameters"]["HostPath"];
+                /** @description An IndexNow key: 8 to 128 characters of a-z, A-Z, 0-9 and '-'. */
+                key: components["parameters"]["KeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is withdrawn. */
+            204: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a host name or not a key. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description The host has no such key. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
