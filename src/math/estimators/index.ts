@@ -260,7 +260,9 @@ export function allChangedEvidenceNats(
   maxChangesPerDay: number,
 ): number {
   const s = readEstimatorState(state)
-  const history = estimator === 'mleAdaptive' ? s.segment : s
+  // A page that changed in every interval of its life has all of them as evidence, whatever segment
+  // mleAdaptive is in; otherwise only the current segment's intervals can all have changed.
+  const history = estimator === 'mleAdaptive' && s.changes < s.intervals ? s.segment : s
   if (history.intervals === 0 || history.changes < history.intervals) return 0
   let nats = 0
   for (const { intervalDays, weight } of histogramPoints(history.changedHistogram)) {
@@ -313,23 +315,41 @@ export function schedulingEstimate(
   return schedulingEstimateFromEvidence(schedulingEvidence(s, name), settings, priors, host)
 }
 
-/** The posterior mean of a page's rate from its evidence and its host's prior, clipped as estimateOf clips. */
+/**
+ * How far above its own evidence (ln(n + 2)/τ̄) the prior may lift a page whose every interval changed
+ * (docs/math.md 1.12): while no page of a host or of the fleet has an unchanged interval, nothing bounds the
+ * prior from above, and the harmonic mean would follow its fit to the edge of the hyperprior.
+ */
+export const ALL_CHANGED_PRIOR_REACH = 4
+
+/**
+ * The scheduling estimate from a page's evidence and its host's prior (docs/math.md 1.12), clipped as estimateOf
+ * clips: the posterior mean; for a page whose every interval changed, the posterior's harmonic mean, held between
+ * ln(n + 2)/τ̄ and ALL_CHANGED_PRIOR_REACH times that, and never above the mean.
+ */
 export function schedulingEstimateFromEvidence(
   evidence: RateEvidence,
   settings: Pick<EstimatorSettings, 'minChangesPerDay' | 'maxChangesPerDay'>,
   priors: FleetPriors,
   host: string,
 ): number {
-  const posterior = ratePosterior(evidence, priorForHost(priors, host)).changesPerDay
-  const estimate = evidence.unchangedDays > 0 ? posterior : Math.min(posterior, allChangedBound(evidence))
+  const posterior = ratePosterior(evidence, priorForHost(priors, host))
+  let estimate = posterior.changesPerDay
+  if (evidence.unchangedDays === 0) {
+    const ownEvidence = allChangedBound(evidence)
+    const held = Math.min(Math.max(posterior.harmonicChangesPerDay, ownEvidence), ALL_CHANGED_PRIOR_REACH * ownEvidence)
+    estimate = Math.min(posterior.changesPerDay, held)
+  }
   return clipRate(estimate, settings.minChangesPerDay, settings.maxChangesPerDay) ?? estimate
 }
 
 /**
  * A page whose every interval saw a change has no upper bound on its rate in its own evidence: its posterior
- * mean is then the prior's upper tail, which can put it far above any rate worth crawling and starve it. It is
- * capped at what the smoothed MLE of docs/math.md 1.5 says for X = n, about ln(n + 2)/τ̄, and the probes of
- * docs/math.md 3.6 find out how fast the page really changes.
+ * mean is then the prior's upper tail, which can put it far above any rate worth crawling and starve it. Such a
+ * page is faster than its crawls, where freshness is about ρ/Δ, linear in 1/Δ: the rate whose freshness is the
+ * posterior's expected freshness is the harmonic mean 1/E[1/Δ] (docs/math.md 1.12). Returned here: what the
+ * smoothed MLE of docs/math.md 1.5 says for X = n, about ln(n + 2)/τ̄, the page's own evidence, which holds the
+ * harmonic mean from below and, times ALL_CHANGED_PRIOR_REACH, from above.
  */
 function allChangedBound(evidence: RateEvidence): number {
   let n = 0

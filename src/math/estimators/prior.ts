@@ -141,6 +141,8 @@ interface RatePosterior {
   changesPerDay: number
   /** exp E[ln Δ]: the posterior's geometric mean. */
   geometricChangesPerDay: number
+  /** 1 / E[1/Δ]: the posterior's harmonic mean (the rate whose freshness a page far faster than its crawls gets on average). */
+  harmonicChangesPerDay: number
   /** Moment-matched gamma law of the posterior (its shape measures how sure the estimate is). */
   gamma: GammaPrior
   /** The central 90 % credible interval of the rate: the posterior's 5 % and 95 % quantiles, changes per day. */
@@ -189,7 +191,10 @@ const MAX_ZOOMS = 6
  * The posterior on points of ln Δ with normalised weights: the grid plus the part below it (one point at Δ_0/2),
  * or a fine grid around the peak when the posterior is too narrow for the grid (NARROW_SHARE).
  */
-function posteriorPoints(evidence: RateEvidence, prior: GammaPrior): { rates: Float64Array; weights: Float64Array } {
+function posteriorPoints(
+  evidence: RateEvidence,
+  prior: GammaPrior,
+): { rates: Float64Array; weights: Float64Array; belowInverse?: number } {
   const logPost = (u: number) => logPriorInLogRate(prior, u) + logLikelihood(evidence, Math.exp(u))
   const grid = Float64Array.from({ length: GRID_POINTS }, (_, g) => LOG_GRID_MIN + g * GRID_STEP)
   const coarse = Float64Array.from(grid, logPost)
@@ -228,9 +233,12 @@ function posteriorPoints(evidence: RateEvidence, prior: GammaPrior): { rates: Fl
   const weights = new Float64Array(GRID_POINTS + 1)
   rates.set(points.rates, 1)
   rates[0] = GRID_MIN / 2
+  // E[1/Δ] below the grid, where the density goes as Δ^{α+X−1}: (α + X)/((α + X − 1)Δ_0), infinite for α + X ≤ 1.
+  const power = prior.shape + changeCount(evidence)
+  const belowInverse = power > 1 ? power / ((power - 1) * GRID_MIN) : Number.POSITIVE_INFINITY
   weights[0] = below / (1 + below)
   for (let g = 0; g < GRID_POINTS; g++) weights[g + 1] = points.weights[g]! / (1 + below)
-  return { rates, weights }
+  return { rates, weights, belowInverse }
 }
 
 /**
@@ -263,15 +271,20 @@ export function ratePosterior(evidence: RateEvidence, prior: GammaPrior): RatePo
   const none = {
     changesPerDay: priorMean,
     geometricChangesPerDay: Math.exp(digamma(prior.shape)) / prior.rateDays,
+    harmonicChangesPerDay: prior.shape > 1 ? (prior.shape - 1) / prior.rateDays : 0,
     gamma: prior,
     ci90: credibleInterval(points),
   }
   if (noEvidence) return none
-  const { rates, weights } = points
+  const { rates, weights, belowInverse } = points
   let m1 = 0
   let m2 = 0
   let logMean = 0
+  let inverse = 0
   for (let k = 0; k < rates.length; k++) {
+    // The point below the grid stands for a law there, whose E[1/Δ] is not 1/(its rate).
+    if (k === 0 && belowInverse !== undefined) inverse += weights[0]! > 0 ? weights[0]! * belowInverse : 0
+    else inverse += weights[k]! / rates[k]!
     m1 += weights[k]! * rates[k]!
     m2 += weights[k]! * rates[k]! * rates[k]!
     logMean += weights[k]! * Math.log(rates[k]!)
@@ -281,6 +294,7 @@ export function ratePosterior(evidence: RateEvidence, prior: GammaPrior): RatePo
   return {
     changesPerDay: m1,
     geometricChangesPerDay: Math.exp(logMean),
+    harmonicChangesPerDay: 1 / inverse,
     gamma: { shape: (m1 * m1) / variance, rateDays: m1 / variance },
     ci90: credibleInterval(points),
   }

@@ -5,7 +5,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRandom, type Random } from '../../../src/math/random.ts'
-import { exactMle, type ChangeInterval } from '../../../src/math/estimators/index.ts'
+import {
+  ALL_CHANGED_PRIOR_REACH,
+  exactMle,
+  schedulingEstimateFromEvidence,
+  type ChangeInterval,
+} from '../../../src/math/estimators/index.ts'
 import {
   fitFleetPriors,
   logGamma,
@@ -90,6 +95,66 @@ test('one changed interval τ and unchanged days U: the mean of the binomial exp
     const exact = (a * z(1)) / z(0)
     assert.ok(Math.abs(post.changesPerDay / exact - 1) < 3e-3, `${post.changesPerDay} vs ${exact}`)
   }
+})
+
+test('the harmonic mean 1/E[1/Δ]: Gamma(α − 1, …) with only unchanged intervals, the binomial expansion with one changed one', () => {
+  const prior = { shape: 3, rateDays: 2 }
+  for (const u of [0.5, 10, 200]) {
+    const exact = (prior.shape - 1) / (prior.rateDays + u)
+    const h = ratePosterior({ unchangedDays: u, changed: [] }, prior).harmonicChangesPerDay
+    assert.ok(Math.abs(h / exact - 1) < 3e-3, `U=${u}: ${h} vs ${exact}`)
+  }
+  for (const [a, b, tau, u] of [
+    [0.7, 2.5, 1, 3],
+    [3, 0.5, 0.04, 0],
+    [0.3, 0.006, 1, 0],
+  ] as const) {
+    const post = ratePosterior(
+      { unchangedDays: u, changed: [{ intervalDays: tau, weight: 1 }] },
+      { shape: a, rateDays: b },
+    )
+    // E[1/Δ] ∝ Γ(a − 1)[(b+U)^{1−a} − (b+U+τ)^{1−a}], so 1/E[1/Δ] = (a − 1) z(0)/z(−1) (also for a < 1).
+    const z = (k: number) => Math.pow(b + u, -a - k) - Math.pow(b + u + tau, -a - k)
+    const exact = ((a - 1) * z(0)) / z(-1)
+    assert.ok(Math.abs(post.harmonicChangesPerDay / exact - 1) < 3e-3, `${post.harmonicChangesPerDay} vs ${exact}`)
+    assert.ok(post.harmonicChangesPerDay < post.changesPerDay)
+  }
+})
+
+test('a page whose every interval changed: the posterior’s harmonic mean, not its upper tail, held between ln(n + 2)/τ̄, a few times that, and the mean', () => {
+  const bounds = { minChangesPerDay: 1e-6, maxChangesPerDay: 1e4 }
+  const one = (tau: number) => ({ unchangedDays: 0, changed: [{ intervalDays: tau, weight: 1 }] })
+  // A wide prior with a far upper tail (a host mixing fast and slow pages): the mean follows the tail.
+  const wide = { shape: 0.3, rateDays: 0.006 } // mean 50 a day
+  const priors = (prior: GammaPrior) => ({ fleet: prior, hosts: {} })
+  const wideEstimate = schedulingEstimateFromEvidence(one(1), bounds, priors(wide), 'h')
+  const widePost = ratePosterior(one(1), wide)
+  assert.ok(widePost.changesPerDay > 40, `mean ${widePost.changesPerDay}`)
+  assert.ok(widePost.harmonicChangesPerDay > Math.log(3), `harmonic ${widePost.harmonicChangesPerDay}`)
+  assert.equal(wideEstimate, widePost.harmonicChangesPerDay)
+  // A prior on slow rates: the harmonic mean falls below the page's own evidence, ln(n + 2)/τ̄ holds it.
+  const slow = { shape: 2, rateDays: 200 }
+  const slowPost = ratePosterior(one(1), slow)
+  assert.ok(slowPost.harmonicChangesPerDay < Math.log(3) && slowPost.changesPerDay < Math.log(3))
+  assert.equal(schedulingEstimateFromEvidence(one(1), bounds, priors(slow), 'h'), slowPost.changesPerDay)
+  const middle = { shape: 2, rateDays: 2 } // mean 1 a day
+  const middlePost = ratePosterior(one(1), middle)
+  assert.ok(middlePost.harmonicChangesPerDay < Math.log(3) && Math.log(3) < middlePost.changesPerDay)
+  assert.ok(Math.abs(schedulingEstimateFromEvidence(one(1), bounds, priors(middle), 'h') - Math.log(3)) < 1e-12)
+  // A prior fitted where no page had an unchanged interval (a young fleet of fast pages) runs to the edge of the
+  // hyperprior: its harmonic mean is far above what five all-changed hours say, and the hold caps it.
+  const fiveHours = { unchangedDays: 0, changed: [{ intervalDays: 1 / 24, weight: 5 }] }
+  const ownEvidence = Math.log(7) * 24
+  const edge = { shape: 0.5, rateDays: 0.0005 }
+  assert.ok(ratePosterior(fiveHours, edge).harmonicChangesPerDay > ALL_CHANGED_PRIOR_REACH * ownEvidence)
+  const held = schedulingEstimateFromEvidence(fiveHours, bounds, priors(edge), 'h')
+  assert.ok(Math.abs(held / (ALL_CHANGED_PRIOR_REACH * ownEvidence) - 1) < 1e-12, `${held}`)
+  // One unchanged interval bounds the rate: the posterior mean again.
+  const bounded = { unchangedDays: 1, changed: [{ intervalDays: 1, weight: 1 }] }
+  assert.equal(
+    schedulingEstimateFromEvidence(bounded, bounds, priors(wide), 'h'),
+    ratePosterior(bounded, wide).changesPerDay,
+  )
 })
 
 test('the prior’s weight shrinks as the page’s evidence grows: posterior → MLE, from either side', () => {

@@ -202,6 +202,15 @@ test('noise evidence: −Σ ln(1 − e^{−λτ}) while every interval changed, 
     assert.ok(Math.abs(allChangedEvidenceNats(state, name, 24) - expected) < 1e-9 * expected, name)
   const quiet = stepEstimators(state, { intervalDays: 1 / 24, changed: false, ageDays: null }, SETTINGS)
   assert.equal(allChangedEvidenceNats(quiet, 'mle', 24), 0)
+  // Eight 3-hour intervals, then probes of six minutes, all changed: mleAdaptive starts a new segment at the
+  // probes, and the page keeps the evidence of its whole life, as it changed at every crawl of it.
+  const probed = [...Array(8).fill(1 / 8), ...Array(8).fill(0.004)] as number[]
+  let probedState = emptyEstimatorState()
+  for (const days of probed)
+    probedState = stepEstimators(probedState, { intervalDays: days, changed: true, ageDays: null }, SETTINGS)
+  assert.ok(rateChangesDetected(probedState) >= 1)
+  const whole = probed.reduce((s, days) => s - Math.log(-Math.expm1(-24 * days)), 0)
+  assert.ok(Math.abs(allChangedEvidenceNats(probedState, 'mleAdaptive', 24) - whole) < 1e-9 * whole)
   // Poisson pages at exactly λ, their next interval halved after every change down to an hour (as probes do):
   // the share whose evidence ever reaches ln 20 is at most 1/20.
   const random = createRandom(11)
