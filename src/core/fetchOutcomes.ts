@@ -144,10 +144,13 @@ export interface HostSignals {
   retryAfterSeconds: number | null
   /** The robots.txt Crawl-delay a crawler reported last in the batch (0 = none); null when none reported. */
   robotsCrawlDelaySeconds: number | null
+  /** When the batch's first push-back (a 429, or a 503) was crawled (epoch ms); null when none was. */
+  pushbackAtMs: number | null
 }
 
 export function emptyHostSignals(): HostSignals {
   return {
+    pushbackAtMs: null,
     throttled: 0,
     blocking: 0,
     timeouts: 0,
@@ -166,9 +169,12 @@ export function addHostSignal(
     fetchError: FetchError | null
     retryAfterSeconds: number | null
     robotsCrawlDelaySeconds: number | null
+    crawledAtMs?: number
   },
 ): void {
   const kind = fetchKindOf(report.httpStatus, report.fetchError)
+  if ((report.httpStatus === 429 || report.httpStatus === 503) && report.crawledAtMs !== undefined)
+    signals.pushbackAtMs = Math.min(signals.pushbackAtMs ?? Number.POSITIVE_INFINITY, report.crawledAtMs)
   if (report.httpStatus === 429 || (report.httpStatus === 503 && report.retryAfterSeconds === null)) signals.blocking++
   if (report.httpStatus === null && report.fetchError === 'timeout') signals.timeouts++
   if (isThrottleSignal(report.httpStatus, report.retryAfterSeconds)) signals.throttled++
@@ -218,7 +224,7 @@ export function pacingAfterIncident(before: number | null, adapted: number | nul
 
 /**
  * A host that pushed back (429, or 503) at a pace remembers it: its pace does not recover below
- * PUSHBACK_MARGIN times the pace that drew the push-back. Without this memory the pace recovers by
+ * PUSHBACK_MARGIN times the spacing that drew the push-back. Without this memory the pace recovers by
  * THROTTLE_RECOVERY_FACTOR per answer below what the host allows within a few answers, each time a new
  * incident, and incidents that come back before they are forgiven block the host longer and longer.
  */
@@ -241,17 +247,26 @@ export interface AdaptivePace {
 /**
  * A host's adaptive pace after a batch of its reports: the adaptive delay (nextThrottleDelaySeconds), raised
  * after an incident that blocks the host (`blocked`, pacingAfterIncident), and kept at or above the pace learned
- * from the host's last push-back. A 429 or 503 sets that pace to PUSHBACK_MARGIN times the delay that drew it
- * (never lower than before; the delay counted at most THROTTLE_MAX_SECONDS, so a host that pushes back even at
- * the adaptive delay's ceiling is paced at up to PUSHBACK_MARGIN times it); each successful answer relaxes it by
- * PUSHBACK_RELAX_FACTOR, and below THROTTLE_MIN_SECONDS / 2 it ends.
+ * from the host's last push-back. A 429 or 503 sets that pace to PUSHBACK_MARGIN times the spacing that drew it:
+ * the larger of the delay and `spacingSeconds`, the time from the host's request before the push-back to the
+ * push-back (the host saw that spacing and refused it, however much longer than the delay it was, as when the
+ * host's pages fall due in bunches); never lower than before, and the spacing counted at most
+ * THROTTLE_MAX_SECONDS, so a host that pushes back even at the adaptive delay's ceiling is paced at up to
+ * PUSHBACK_MARGIN times it. Each successful answer relaxes it by PUSHBACK_RELAX_FACTOR, and below
+ * THROTTLE_MIN_SECONDS / 2 it ends.
  */
-export function nextAdaptivePace(before: AdaptivePace, signals: HostSignals, blocked: boolean): AdaptivePace {
+export function nextAdaptivePace(
+  before: AdaptivePace,
+  signals: HostSignals,
+  blocked: boolean,
+  spacingSeconds: number | null = null,
+): AdaptivePace {
   let delay = nextThrottleDelaySeconds(before.delaySeconds, signals)
   if (blocked) delay = pacingAfterIncident(before.delaySeconds, delay)
   let pushback = before.pushbackSeconds
   if (signals.throttled > 0 || signals.blocking > 0) {
-    const drawn = PUSHBACK_MARGIN * Math.min(THROTTLE_MAX_SECONDS, before.delaySeconds ?? 0)
+    const spacing = Math.max(before.delaySeconds ?? 0, spacingSeconds ?? 0)
+    const drawn = PUSHBACK_MARGIN * Math.min(THROTTLE_MAX_SECONDS, spacing)
     pushback = Math.max(pushback ?? 0, drawn)
   } else if (pushback !== null && signals.successes > 0) {
     pushback *= PUSHBACK_RELAX_FACTOR ** signals.successes

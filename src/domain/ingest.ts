@@ -1,6 +1,7 @@
 import { MS_PER_SECOND } from '../math/units.ts'
 import {
   hostBlockStates,
+  hostCrawledBefore,
   throttledHosts,
   writeHostPacing,
   type HostPacingRow,
@@ -326,6 +327,13 @@ async function replayPage(
   return crawledPageWrite(row, pageStateOf(row), replayed.page, write.completedLeaseId)
 }
 
+/** For a host that pushed back: the time from its crawl before the push-back to the push-back, in seconds. */
+async function pushbackSpacingSeconds(deps: DomainDeps, host: string, signals: HostSignals): Promise<number | null> {
+  if (signals.pushbackAtMs === null) return null
+  const beforeMs = await hostCrawledBefore(deps.pool, host, signals.pushbackAtMs)
+  return beforeMs === null ? null : (signals.pushbackAtMs - beforeMs) / MS_PER_SECOND
+}
+
 /**
  * Hosts adapt their pace to what they answered (fetchOutcomes.ts, nextThrottleDelaySeconds): after the batch
  * is committed, in a transaction of its own (the crawls are stored whatever happens here; a failure is logged).
@@ -342,8 +350,13 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
     // A blocked host must be paced: only a paced host's next lease time holds its pages back. The pace is at
     // least the first block and doubles with each incident (up to the adaptive delay's ceiling), so the block's
     // end does not release all of the host's due pages at once, each of them a new incident; and it does not
-    // recover below the pace that drew the host's last push-back, so the host is not pushed into a new one.
-    const pace = nextAdaptivePace(before, signals, blockUntilMs !== null)
+    // recover below the spacing that drew the host's last push-back, so the host is not pushed into a new one.
+    const pace = nextAdaptivePace(
+      before,
+      signals,
+      blockUntilMs !== null,
+      await pushbackSpacingSeconds(deps, host, signals),
+    )
     if (blockUntilMs !== null) backedOff++
     const pushed = signals.throttled > 0 && signals.retryAfterSeconds !== null
     const blockChanged =

@@ -96,6 +96,18 @@ export async function hostBlockStates(q: Queryable, hosts: readonly string[]): P
   )
 }
 
+/**
+ * When the host was last crawled before `beforeMs` (epoch ms), from its pages' latest crawls; null when never.
+ * Read for a host that pushed back, to learn the spacing it refused (fetchOutcomes.ts, nextAdaptivePace).
+ */
+export async function hostCrawledBefore(q: Queryable, host: string, beforeMs: number): Promise<number | null> {
+  const { rows } = await q.query<{ at: Date | null }>(
+    `SELECT max(last_crawled_at) AS at FROM pages WHERE host = $1 AND last_crawled_at < $2`,
+    [host, new Date(beforeMs)],
+  )
+  return rows[0]?.at ? rows[0].at.getTime() : null
+}
+
 export interface HostPacingUpdate {
   host: string
   /** The host's backoff state after the batch. */

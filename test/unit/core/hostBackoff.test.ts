@@ -104,6 +104,56 @@ test('an incident paces the host: at least the first block, doubling from the pa
   assert.equal(pacingAfterIncident(null, 900), 900)
 })
 
+test('a push-back teaches the spacing the host refused: the time since its request before, when longer than the delay', () => {
+  const signals = emptyHostSignals()
+  for (const [httpStatus, crawledAtMs] of [
+    [200, 1_000],
+    [429, 5_000],
+    [503, 3_000],
+    [429, 9_000],
+  ] as const)
+    addHostSignal(signals, {
+      httpStatus,
+      fetchError: null,
+      retryAfterSeconds: null,
+      robotsCrawlDelaySeconds: null,
+      crawledAtMs,
+    })
+  assert.equal(signals.pushbackAtMs, 3_000, 'the first push-back of the batch')
+  // Pages that fell due in a bunch: the delay was 100 s, but the host refused a request 400 s after the one before.
+  const refused = nextAdaptivePace(
+    { delaySeconds: 100, pushbackSeconds: null },
+    signalsOf([{ httpStatus: 429 }]),
+    true,
+    400,
+  )
+  assert.equal(refused.pushbackSeconds, 600)
+  assert.equal(refused.delaySeconds, 600)
+  // A spacing shorter than the delay teaches the delay, as without one; one past the ceiling counts as the ceiling.
+  const short = nextAdaptivePace(
+    { delaySeconds: 100, pushbackSeconds: null },
+    signalsOf([{ httpStatus: 429 }]),
+    true,
+    30,
+  )
+  assert.equal(short.pushbackSeconds, 150)
+  const long = nextAdaptivePace(
+    { delaySeconds: 100, pushbackSeconds: null },
+    signalsOf([{ httpStatus: 429 }]),
+    true,
+    5_000,
+  )
+  assert.equal(long.pushbackSeconds, 900)
+  // Successful answers teach nothing, whatever their spacing.
+  const ok = nextAdaptivePace(
+    { delaySeconds: 100, pushbackSeconds: null },
+    signalsOf([{ httpStatus: 200 }]),
+    false,
+    400,
+  )
+  assert.equal(ok.pushbackSeconds, null)
+})
+
 test('a push-back is remembered: the pace does not recover below 1.5 times the pace that drew it, which relaxes slowly', () => {
   const ok = (n: number) => signalsOf(Array.from({ length: n }, () => ({ httpStatus: 200 })))
   // A 429 at a pace of 400 s: the incident doubles it to 600, and 600 (1.5 × 400) is remembered.
