@@ -175,7 +175,12 @@ interface PageLearning {
   prior: { scope: 'host' | 'fleet'; shape: number; meanChangesPerDay: number } | null
   /** The page's posterior under that prior; null without a prior (or for an estimator that takes none). */
   /** `intervals`: those the estimate rests on (mleAdaptive: since the last detected change of rate). */
-  posterior: { changesPerDay: number; ci90: [number, number]; intervals: number } | null
+  posterior: {
+    changesPerDay: number
+    meanChangesPerDay: number
+    ci90: [number, number]
+    intervals: number
+  } | null
   /** The age law's shape the distribution-aware objective uses. */
   shape: { model: 'poisson' | 'gamma-mixed'; ageShape: number | null; fittedAtIntervals: number; note: string }
 }
@@ -214,7 +219,13 @@ export function pageLearning(
       posterior === null
         ? null
         : {
-            changesPerDay: posterior.changesPerDay,
+            changesPerDay: schedulingEstimateFromEvidence(
+              evidence ?? { unchangedDays: 0, changed: [] },
+              settings,
+              priors!,
+              host,
+            ),
+            meanChangesPerDay: posterior.changesPerDay,
             ci90: posterior.ci90,
             intervals: evidence === null || state === null ? 0 : schedulingHistory(state, settings.estimator).intervals,
           },

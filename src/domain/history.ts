@@ -234,7 +234,12 @@ const learningSchema = z
       ),
     posterior: z
       .object({
-        changesPerDay: z.number().describe('The posterior mean: the scheduling estimate.'),
+        changesPerDay: z
+          .number()
+          .describe(
+            'The scheduling estimate: the posterior mean, or, for a page whose every interval saw a change, the posterior’s harmonic mean held between ln(n + 2)/τ̄ and four times that (docs/math.md 1.12).',
+          ),
+        meanChangesPerDay: z.number().describe('The posterior mean.'),
         ci90: z.array(z.number()).length(2).describe('The central 90 % credible interval of the rate: [5 %, 95 %].'),
         intervals: z.number().int().describe('The crawl intervals the posterior rests on.'),
       })
@@ -353,7 +358,7 @@ export const estimatesSchema = z
         updateDistribution: null,
         learning: {
           prior: { scope: 'host', shape: 0.62, meanChangesPerDay: 0.85 },
-          posterior: { changesPerDay: 1.1096, ci90: [0.31, 2.4], intervals: 3 },
+          posterior: { changesPerDay: 1.1096, meanChangesPerDay: 1.1096, ci90: [0.31, 2.4], intervals: 3 },
           shape: {
             model: 'poisson',
             ageShape: null,

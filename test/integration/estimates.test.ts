@@ -181,6 +181,11 @@ describe('what a page learns from (GET /v1/pages/{id}/estimates, learning)', () 
     const [lo, hi] = learning.posterior.ci90
     assert.ok(lo < page.changesPerDay && page.changesPerDay < hi, `${page.changesPerDay} in ${lo}–${hi}`)
     assert.equal(learning.posterior.intervals, 2)
+    assert.equal(
+      learning.posterior.meanChangesPerDay,
+      learning.posterior.changesPerDay,
+      'an unchanged interval: the mean',
+    )
     // One changed 10-day interval of two: the page's own MLE is about 0.07 a day; its host's pages changed less.
     assert.ok(learning.posterior.changesPerDay < 0.069, `shrunk toward the host: ${learning.posterior.changesPerDay}`)
     assert.equal(learning.shape.model, 'poisson')
@@ -191,5 +196,38 @@ describe('what a page learns from (GET /v1/pages/{id}/estimates, learning)', () 
     const freshLearning = (await get(`/v1/pages/${fresh.id}/estimates`)).learning
     assert.ok(Math.abs(freshLearning.posterior.changesPerDay - learning.prior.meanChangesPerDay) < 1e-9)
     assert.equal(freshLearning.posterior.intervals, 0)
+  })
+  it('shows the estimate the solve used for a page whose every interval changed: not the posterior mean', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const get = async (path: string) => {
+      const res = await t.app.inject({ method: 'GET', url: path })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json()
+    }
+    const observations: Record<string, unknown>[] = []
+    // A page whose every interval changed, on a host of pages that change about once an hour: its estimate is the
+    // posterior's harmonic mean held at four times its own evidence, not the mean (docs/math.md 1.12).
+    for (let p = 0; p < 5; p++)
+      for (let k = 0; k < 7; k++)
+        observations.push({
+          url: `https://busy.example/p${p}`,
+          crawledAt: iso(T0 - 30 * MS_PER_DAY + k * 3_600_000),
+          ...(k > 0 ? { changed: k % 3 !== 0 } : {}),
+        })
+    for (let k = 0; k < 3; k++)
+      observations.push({
+        url: 'https://busy.example/slowly-crawled',
+        crawledAt: iso(T0 - (30 - 10 * k) * MS_PER_DAY),
+        ...(k > 0 ? { changed: true } : {}),
+      })
+    const post = await t.app.inject({ method: 'POST', url: '/v1/observations', payload: { observations } })
+    assert.equal(post.json().accepted, observations.length, post.body)
+    const solve = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+    assert.equal(solve.statusCode, 200, solve.body)
+    const busy = await get('/v1/pages/by-url?url=https://busy.example/slowly-crawled')
+    const busyPosterior = (await get(`/v1/pages/${busy.id}/estimates`)).learning.posterior
+    assert.equal(busy.changesPerDay, busyPosterior.changesPerDay, 'the estimate the page reports, not the mean')
+    assert.ok(busyPosterior.changesPerDay < busyPosterior.meanChangesPerDay, JSON.stringify(busyPosterior))
+    assert.ok(Math.abs(busyPosterior.changesPerDay - (4 * Math.log(4)) / 10) < 1e-9, JSON.stringify(busyPosterior))
   })
 })

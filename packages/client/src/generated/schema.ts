@@ -843,6 +843,7 @@ export interface components {
          *         },
          *         "posterior": {
          *           "changesPerDay": 1.1096,
+         *           "meanChangesPerDay": 1.1096,
          *           "ci90": [
          *             0.31,
          *             2.4
@@ -2014,8 +2015,10 @@ export interface components {
             unknown: number;
         };
         RatePosterior: {
-            /** @description The posterior mean: the scheduling estimate. */
+            /** @description The scheduling estimate: the posterior mean, or, for a page whose every interval saw a change, the posterior’s harmonic mean held between ln(n + 2)/τ̄ and four times that (https://github.com/recrawl/recrawl/blob/main/docs/math.md 1.12). */
             changesPerDay: number;
+            /** @description The posterior mean. */
+            meanChangesPerDay: number;
             /** @description The central 90 % credible interval of the rate: [5 %, 95 %]. */
             ci90: number[];
             /** @description The crawl intervals the posterior rests on. */
