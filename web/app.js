@@ -675,6 +675,14 @@ const SIGNAL_HOSTS_PER_VIEW = 25
 const signalView = { source: null, prefix: '', cursors: [null], index: 0 }
 
 const fmtShare = (v) => (Number.isFinite(v) ? v.toFixed(2) : '–')
+/** For a page whose every interval changed the estimate is not the posterior mean (docs/math.md 1.12): say both. */
+function heldNote(posterior) {
+  const mean = posterior.meanChangesPerDay
+  return Math.abs(mean - posterior.changesPerDay) > 1e-3 * mean
+    ? ` (every interval changed: held below the posterior mean ${fmtNum(mean)})`
+    : ''
+}
+
 /** A beta posterior of a share as "mean (lower bound) · evidence". */
 const fmtPosterior = (p) => `${fmtShare(p.mean)} (${fmtShare(p.lower)}) · ${fmtNum(p.evidence)}`
 
@@ -1035,7 +1043,7 @@ async function showPage(url) {
     [
       'posterior',
       learning.posterior
-        ? `${fmtNum(learning.posterior.changesPerDay)} changes/day, 90 % in ${fmtNum(learning.posterior.ci90[0])} – ${fmtNum(learning.posterior.ci90[1])} (${learning.posterior.intervals} intervals)`
+        ? `${fmtNum(learning.posterior.changesPerDay)} changes/day${heldNote(learning.posterior)}, 90 % in ${fmtNum(learning.posterior.ci90[0])} – ${fmtNum(learning.posterior.ci90[1])} (${learning.posterior.intervals} intervals)`
         : '–',
     ],
     ['age law', learning.shape.note],
