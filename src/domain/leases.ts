@@ -17,6 +17,7 @@ import {
 import { loadSettings } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { releasedDueAtMs } from '../core/pageStep.ts'
+import { PAGE_KINDS } from '../core/pageFields.ts'
 import type { Settings } from '../core/settings.ts'
 import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
@@ -60,6 +61,11 @@ const leasedPageSchema = z
     id: z.string(),
     url: z.string(),
     host: z.string(),
+    kind: z
+      .enum(PAGE_KINDS)
+      .describe(
+        'page: report the crawl to POST /v1/observations; sitemap: post the fetched document to POST /v1/sitemaps with this url and leaseId (a failed fetch is reported as an observation, like a page’s).',
+      ),
     dueAt: timestampSchema,
     etag: z.string().nullable().describe('ETag of the latest successful fetch: send it as If-None-Match.'),
     lastModified: timestampSchema
@@ -79,7 +85,8 @@ const leasedPageSchema = z
   })
   .meta({
     id: 'LeasedPage',
-    description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).',
+    description:
+      'A page or a sitemap to fetch now (see kind), with what a conditional request needs (a 304 answer is reported as unchanged).',
   })
 
 const pacedHostSchema = z
@@ -133,6 +140,7 @@ export const leaseGrantSchema = z
             id: '2',
             url: 'https://example.com/news',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(-600),
             etag: null,
             lastModified: null,
@@ -144,6 +152,7 @@ export const leaseGrantSchema = z
             id: '1',
             url: 'https://example.com/about',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(-60),
             etag: '"c3d4"',
             lastModified: exampleTime(-10 * 86400),
@@ -266,6 +275,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       id: p.id,
       url: p.url,
       host: p.host,
+      kind: p.kind,
       dueAt: p.nextCrawlAt.toISOString(),
       etag: p.etag,
       lastModified: p.serverLastModified?.toISOString() ?? null,

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { ingestSitemap } from '../../domain/sitemapItems.ts'
 import {
   ingestSignals,
-  ingestSitemap,
   sitemapReceiptSchema,
   listSourceHosts,
   listSources,
@@ -66,16 +66,28 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       description:
         'The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. ' +
         'It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). ' +
-        'Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.',
+        'Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored. ' +
+        'When `url` is a registered sitemap item (PUT /v1/pages with kind sitemap), the document is also its crawl, as an observation with the document’s content hash: the item learns its change rate, `leaseId` completes its lease, and a sitemap index registers the sitemaps it lists as sitemap items of the same host (docs/api.md "Sitemaps as scheduled items").',
       querystring: z.object({
         url: z
           .string()
           .describe('The URL the sitemap was fetched from: its host is the only one its entries may name.'),
         source: sourceNameSchema.default('sitemap'),
-        receivedAt: timestampSchema.optional().describe('When it was fetched; absent = now.'),
+        receivedAt: timestampSchema
+          .optional()
+          .describe('When it was fetched; absent = now. For a sitemap item, the time of its crawl.'),
+        leaseId: z
+          .string()
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('For a leased sitemap item: completes that lease on it (as an observation’s leaseId does).'),
       }),
       response: {
-        200: json('The document’s entries are committed as signals.', sitemapReceiptSchema),
+        200: json(
+          'The document’s entries are committed as signals, and its crawl when it is a sitemap item.',
+          sitemapReceiptSchema,
+        ),
         ...problems({
           400: 'Bad url, source or receivedAt, or no document in the body.',
           409: true,
@@ -96,6 +108,7 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
         sitemapUrl: request.query.url,
         source: request.query.source,
         receivedAt: request.query.receivedAt ?? null,
+        leaseId: request.query.leaseId ?? null,
         body: request.body,
       })
     },
