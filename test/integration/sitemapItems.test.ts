@@ -8,7 +8,11 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { gzipSync } from 'node:zlib'
+import { createRecrawlClient } from '@recrawl/client'
 import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
+import { listenOnLoopback } from '../helpers/listen.ts'
+import { html, TestSite } from '../helpers/testSite.ts'
+import { Crawler, DEFAULT_CRAWLER_OPTIONS } from '../../examples/crawler/worker.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
 
 const urlset = (locs: readonly string[]) =>
@@ -310,5 +314,65 @@ describe('sitemap items', () => {
     assert.equal(stats.pagesByStatus.active, 2)
     assert.equal(stats.sitemaps.items, 2)
     assert.equal(stats.sitemaps.overdue + stats.pagesOverdue, 4)
+  })
+
+  it('the example crawler posts a leased sitemap’s document to /v1/sitemaps and reports its pages as observations', async (ctx) => {
+    const t = await sitemapApp(ctx)
+    const site = new TestSite(() => t.clock.nowMs())
+    ctx.after(() => site.close())
+    let served = 0
+    const host = await site.addHost((req, res, h) => {
+      if (req.url === '/sitemap.xml.gz') {
+        served++
+        res.writeHead(200, { 'content-type': 'application/gzip' })
+        return void res.end(gzipSync(urlset([`${h.origin}/a`, `${h.origin}/b`])))
+      }
+      if (req.url === '/broken.xml') {
+        res.writeHead(200, { 'content-type': 'application/xml' })
+        return void res.end('<urlset><url><loc>')
+      }
+      if (req.url === '/missing.xml') return html(res, 404, 'gone')
+      html(res, 200, `<p>${req.url}</p>`)
+    })
+    const baseUrl = await listenOnLoopback(t.app)
+    const sitemapUrl = `${host.origin}/sitemap.xml.gz`
+    const res = await register(t, [
+      { url: sitemapUrl, kind: 'sitemap' },
+      { url: `${host.origin}/broken.xml`, kind: 'sitemap' },
+      { url: `${host.origin}/missing.xml`, kind: 'sitemap' },
+      { url: `${host.origin}/a` },
+    ])
+    assert.equal(res.statusCode, 200, res.body)
+    const logs: string[] = []
+    const crawler = new Crawler({
+      ...DEFAULT_CRAWLER_OPTIONS,
+      api: createRecrawlClient({ baseUrl }),
+      worker: 'example',
+      hostDelayMs: 0,
+      now: () => t.clock.nowMs(),
+      log: (line) => logs.push(line),
+    })
+    const totals = await crawler.run({ rounds: 1, pollSeconds: 0.05 })
+    assert.equal(totals.leased, 4)
+    assert.equal(totals.reported, 4)
+    assert.equal(served, 1)
+
+    const item = await pageByUrl(t, sitemapUrl)
+    assert.equal(item.crawls, 1, 'the posted document is the item’s crawl')
+    assert.equal(item.lease, null, 'and completed its lease')
+    const signals = await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM signals')
+    assert.equal(signals.rows[0]!.n, 0, 'entries without lastmod are no signals')
+    // The malformed document was refused by the service, and reported as a fetch instead.
+    const broken = await pageByUrl(t, `${host.origin}/broken.xml`)
+    assert.equal(broken.crawls, 1)
+    assert.equal(broken.lease, null)
+    assert.ok(
+      logs.some((l) => l.includes('broken.xml refused')),
+      logs.join('\n'),
+    )
+    const missing = await pageByUrl(t, `${host.origin}/missing.xml`)
+    assert.equal(missing.status, 'failing')
+    assert.equal(missing.lastHttpStatus, 404)
+    assert.equal((await pageByUrl(t, `${host.origin}/a`)).crawls, 1)
   })
 })
