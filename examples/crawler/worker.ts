@@ -9,6 +9,7 @@
  */
 import {
   ok,
+  postSitemap,
   ProblemError,
   type LeasedPage,
   type LeaseGrant,
@@ -291,18 +292,14 @@ export class Crawler {
     body: Uint8Array,
     leaseId: string,
   ): Promise<boolean> {
-    const gzip = body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b
     for (let attempt = 1; ; attempt++) {
       try {
-        const receipt = await ok(
-          this.options.api.POST('/v1/sitemaps', {
-            params: { query: { url: page.url, receivedAt: observation.crawledAt, leaseId } },
-            // The document goes as it came, not as JSON.
-            body: body as never,
-            bodySerializer: (bytes: unknown) => bytes as string,
-            headers: { 'content-type': gzip ? 'application/gzip' : 'application/xml' },
-          }),
-        )
+        const receipt = await postSitemap(this.options.api, {
+          url: page.url,
+          document: body,
+          receivedAt: observation.crawledAt,
+          leaseId,
+        })
         if (receipt.crawl?.leaseCompleted === false)
           this.options.log(`sitemap ${page.url} did not complete its lease (expired or taken over)`)
         return true

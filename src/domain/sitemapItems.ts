@@ -7,11 +7,12 @@
  * document's content hash, so the sitemap learns its own change rate and the lease on it completes.
  */
 import type { z } from 'zod'
+import type { PageRow } from '../core/pageFields.ts'
 import { isoTimestamp } from '../core/timestamps.ts'
 import { getPageByUrl, insertMissingPages } from '../store/pagesRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { DomainDeps } from './deps.ts'
-import { ingestObservations } from './ingest.ts'
+import { ingestObservations, type IngestResult, type ObservationReport } from './ingest.ts'
 import { ingestSitemapSignals, type SitemapDocument, type sitemapReceiptSchema } from './signals.ts'
 
 type SitemapReceipt = z.infer<typeof sitemapReceiptSchema>
@@ -29,31 +30,42 @@ type SitemapCrawl = NonNullable<SitemapReceipt['crawl']>
  */
 export async function ingestSitemap(
   deps: DomainDeps,
-  request: { sitemapUrl: string; source: string; receivedAt: string | null; leaseId: string | null; body: Buffer },
+  request: {
+    sitemapUrl: string
+    source: string
+    receivedAt: string | null
+    leaseId: string | null
+    body: Buffer
+    /** Told of the item's crawl once it is committed (the metrics of reported crawls). */
+    onCrawl?: (result: IngestResult, items: readonly ObservationReport[]) => void
+  },
 ): Promise<SitemapReceipt> {
   const { receipt, document } = await ingestSitemapSignals(deps, request)
   const item = await getPageByUrl(deps.pool, document.url)
   if (item === null || item.kind !== 'sitemap') return { ...receipt, crawl: null }
-  return { ...receipt, crawl: await crawlSitemapItem(deps, item.id, item.importance, document, request.leaseId) }
+  return {
+    ...receipt,
+    crawl: await crawlSitemapItem(deps, item, document, request.leaseId, request.onCrawl),
+  }
 }
 
 /** The document as the item's crawl (the page step of an observation), and the children of an index registered. */
 async function crawlSitemapItem(
   deps: DomainDeps,
-  id: string,
-  importance: number,
+  { id, importance }: Pick<PageRow, 'id' | 'importance'>,
   document: SitemapDocument,
   leaseId: string | null,
+  onCrawl: ((result: IngestResult, items: readonly ObservationReport[]) => void) | undefined,
 ): Promise<SitemapCrawl> {
-  const result = await ingestObservations(deps, [
-    {
-      url: document.url,
-      crawledAt: isoTimestamp(document.receivedAtMs),
-      contentHash: document.contentHash,
-      httpStatus: 200,
-      ...(leaseId === null ? {} : { leaseId }),
-    },
-  ])
+  const report: ObservationReport = {
+    url: document.url,
+    crawledAt: isoTimestamp(document.receivedAtMs),
+    contentHash: document.contentHash,
+    httpStatus: 200,
+    ...(leaseId === null ? {} : { leaseId }),
+  }
+  const result = await ingestObservations(deps, [report])
+  onCrawl?.(result, [report])
   // The only item is the canonical URL of a stored row at a checked time: a rejection is a fault, not input.
   if (result.rejected.length > 0)
     throw new Error(`the crawl of sitemap item ${id} was refused: ${result.rejected[0]!.reason}`)

@@ -117,6 +117,8 @@ describe('sitemap items', () => {
       sitemapsRegistered: 0,
     })
     assert.equal(await leaseHeld(t, item.id), null, 'the post completed the lease on the item')
+    const counters = (await t.app.inject({ method: 'GET', url: '/v1/stats' })).json().counters
+    assert.equal(counters.observations.accepted, 1, 'the crawl counts in the metrics like a reported one')
     assert.notEqual(await leaseHeld(t, byUrl.get('https://s.example/a')!.id), null, 'the page keeps its lease')
     const crawled = await pageByUrl(t, sitemapUrl)
     assert.equal(crawled.crawls, 1)

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { IngestResult, ObservationReport } from '../../domain/ingest.ts'
 import { ingestSitemap } from '../../domain/sitemapItems.ts'
 import {
   ingestSignals,
@@ -28,7 +29,9 @@ const sourceParams = z.object({ source: sourceNameSchema })
 const SITEMAP_MEDIA_TYPES = ['application/xml', 'text/xml', 'application/gzip', 'application/x-gzip']
 
 /** Change signals in, and the trust learned per source (docs/api.md "Signals"). */
-export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) => {
+export const signalsRoutes: FastifyPluginAsyncZod<
+  AppContext & { onIngested?: (result: IngestResult, items: readonly ObservationReport[]) => void }
+> = async (app, ctx) => {
   app.post('/v1/signals', {
     config: { role: 'crawler', textCheckedPerItem: 'signals' },
     preValidation: batchLimit('signals', ctx.maxBatchItems),
@@ -110,6 +113,8 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
         receivedAt: request.query.receivedAt ?? null,
         leaseId: request.query.leaseId ?? null,
         body: request.body,
+        // A sitemap item's crawl counts in the metrics like any reported crawl.
+        ...(ctx.onIngested ? { onCrawl: ctx.onIngested } : {}),
       })
     },
   })
