@@ -377,4 +377,36 @@ describe('sitemap items', () => {
     assert.equal(missing.lastHttpStatus, 404)
     assert.equal((await pageByUrl(t, `${host.origin}/a`)).crawls, 1)
   })
+
+  it('give the change-rate priors no evidence: the fleet prior is fitted to pages only', async (ctx) => {
+    const t = await sitemapApp(ctx)
+    const pages = ['https://prior.example/1', 'https://prior.example/2', 'https://prior.example/3']
+    const sitemaps = ['https://prior.example/s1.xml', 'https://prior.example/s2.xml']
+    const res = await register(t, [
+      ...pages.map((url) => ({ url })),
+      ...sitemaps.map((url) => ({ url, kind: 'sitemap' })),
+    ])
+    assert.equal(res.statusCode, 200, res.body)
+    for (let day = 0; day < 3; day++) {
+      const atMs = T0 + day * MS_PER_DAY
+      t.clock.setMs(atMs + MS_PER_HOUR)
+      const obs = await t.app.inject({
+        method: 'POST',
+        url: '/v1/observations',
+        payload: { observations: pages.map((url) => ({ url, crawledAt: iso(atMs), contentHash: `v${day}` })) },
+      })
+      assert.equal(obs.json().accepted, pages.length)
+      for (const url of sitemaps) {
+        const posted = await postSitemap(t, url, urlset([`https://prior.example/${day}`]), { receivedAtMs: atMs })
+        assert.equal(posted.json().crawl.outcome, 'accepted')
+      }
+    }
+    for (const url of sitemaps) assert.equal((await pageByUrl(t, url)).intervals, 2, 'the sitemaps have evidence')
+    const run = await t.app.inject({ method: 'POST', url: '/v1/optimize' })
+    assert.equal(run.statusCode, 200, run.body)
+    const { rows } = await t.db.pool.query<{ priors: { fittedPages?: number } | null }>(
+      'SELECT rate_priors AS priors FROM optimizer_state',
+    )
+    assert.equal(rows[0]?.priors?.fittedPages, pages.length)
+  })
 })
