@@ -372,6 +372,7 @@ export const pageFilterFieldsSchema = z.object({
     .describe('Only pages whose canonical URL starts with this text (taken literally).'),
   status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
   noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
+  kind: z.enum(PAGE_KINDS).optional().describe('Only pages (page) or only sitemap items (sitemap).'),
 })
 
 /** Which pages a listing or a bulk action takes, as given (absent = any). */
@@ -384,6 +385,7 @@ function pageFilterOf(input: PageFilterInput, rules: UrlRules, path: string): Pa
     urlPrefix: input.urlPrefix ?? null,
     status: input.status ?? null,
     noisy: input.noisy ?? null,
+    kind: input.kind ?? null,
   }
 }
 
@@ -418,7 +420,7 @@ export async function removePage(deps: Pick<DomainDeps, 'pool'>, id: string): Pr
   if (!deleted) throw new NotFoundError(`no page with id ${id}`)
 }
 
-const ANY_PAGE: PageFilter = { host: null, urlPrefix: null, status: null, noisy: null }
+const ANY_PAGE: PageFilter = { host: null, urlPrefix: null, status: null, noisy: null, kind: null }
 
 /** Pages read and rewritten per statement when every page is re-timed after a settings change. */
 const RETIME_CHUNK_PAGES = 2000
@@ -452,7 +454,7 @@ const pageFilterSchema = pageFilterFieldsSchema
 export const bulkPagesSchema = z
   .object({
     filter: pageFilterSchema.refine((f) => Object.values(f).some((v) => v !== undefined), {
-      message: 'give at least one of host, urlPrefix, status, noisy',
+      message: 'give at least one of host, urlPrefix, status, noisy, kind',
     }),
     action: z
       .enum(['count', 'delete', 'update'])

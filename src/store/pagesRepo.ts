@@ -198,14 +198,23 @@ export interface PageFilter {
   urlPrefix: string | null
   status: string | null
   noisy: boolean | null
+  /** Pages or sitemap items (migrations/0025). */
+  kind: PageKind | null
 }
 
 /** The filter as SQL over pages p, its values numbered from $`first`. */
 function filterSql(filter: PageFilter, first: number): { sql: string; values: unknown[] } {
   return {
     sql: `($${first}::text IS NULL OR p.host = $${first}) AND ($${first + 1}::text IS NULL OR p.url LIKE $${first + 1})
-      AND ($${first + 2}::text IS NULL OR p.status = $${first + 2}) AND ($${first + 3}::boolean IS NULL OR p.noisy = $${first + 3})`,
-    values: [filter.host, filter.urlPrefix === null ? null : likePrefix(filter.urlPrefix), filter.status, filter.noisy],
+      AND ($${first + 2}::text IS NULL OR p.status = $${first + 2}) AND ($${first + 3}::boolean IS NULL OR p.noisy = $${first + 3})
+      AND ($${first + 4}::text IS NULL OR p.kind = $${first + 4})`,
+    values: [
+      filter.host,
+      filter.urlPrefix === null ? null : likePrefix(filter.urlPrefix),
+      filter.status,
+      filter.noisy,
+      filter.kind,
+    ],
   }
 }
 

@@ -311,6 +311,28 @@ describe('sitemap items', () => {
     assert.equal(asPage.json().crawl, null)
     assert.equal((await pageByUrl(t, 'https://st.example/listing.xml')).crawls, 0)
 
+    const listed = async (query: string) =>
+      (await t.app.inject({ method: 'GET', url: `/v1/pages?${query}` }))
+        .json()
+        .pages.map((p: { url: string }) => p.url)
+        .sort()
+    assert.deepEqual(await listed('kind=sitemap'), [
+      'https://st.example/other-sitemap.xml',
+      'https://st.example/sitemap.xml',
+    ])
+    assert.deepEqual(await listed('kind=page&host=st.example'), [
+      'https://st.example/a',
+      'https://st.example/listing.xml',
+    ])
+    assert.equal((await t.app.inject({ method: 'GET', url: '/v1/pages?kind=feed' })).statusCode, 400)
+    const counted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/pages/bulk',
+      payload: { filter: { kind: 'sitemap' }, action: 'count' },
+    })
+    assert.equal(counted.statusCode, 200, counted.body)
+    assert.equal(counted.json().matched, 2)
+
     const stats = (await t.app.inject({ method: 'GET', url: '/v1/stats' })).json()
     assert.equal(stats.pages, 2)
     assert.equal(stats.pagesByStatus.active, 2)

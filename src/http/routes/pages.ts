@@ -62,6 +62,7 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
         urlPrefix: request.query.urlPrefix,
         status: request.query.status,
         noisy: request.query.noisy,
+        kind: request.query.kind,
         cursor: request.query.cursor ?? null,
         limit: request.query.limit,
       }),
@@ -74,7 +75,7 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       tags: ['pages'],
       summary: 'Count, delete or update the pages a filter takes',
       description:
-        'One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").',
+        'One action on every page a filter (host, urlPrefix, status, noisy, kind; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").',
       body: bulkPagesSchema,
       response: {
         200: json('How many pages the filter took and how many were changed.', bulkPagesResultSchema),

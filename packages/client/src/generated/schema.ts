@@ -82,7 +82,7 @@ export interface paths {
         put?: never;
         /**
          * Count, delete or update the pages a filter takes
-         * @description One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Bulk actions").
+         * @description One action on every page a filter (host, urlPrefix, status, noisy, kind; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Bulk actions").
          */
         post: operations["bulkPages"];
         delete?: never;
@@ -1842,6 +1842,11 @@ export interface components {
             status?: "active" | "failing" | "gone" | "redirected";
             /** @description Only pages flagged noisy (true) or not (false). */
             noisy?: boolean;
+            /**
+             * @description Only pages (page) or only sitemap items (sitemap).
+             * @enum {string}
+             */
+            kind?: "page" | "sitemap";
         };
         /**
          * @description Pages in id order, one response of a cursor listing.
@@ -3294,6 +3299,8 @@ export interface operations {
                 status?: "active" | "failing" | "gone" | "redirected";
                 /** @description Only pages flagged noisy (true) or not (false). */
                 noisy?: "true" | "false";
+                /** @description Only pages (page) or only sitemap items (sitemap). */
+                kind?: "page" | "sitemap";
                 /** @description nextCursor of the previous response. */
                 cursor?: components["parameters"]["CursorQuery"];
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
