@@ -192,10 +192,11 @@ export const upcomingCrawlsSchema = z
           id: z.string(),
           url: z.string(),
           host: z.string(),
+          kind: z.enum(PAGE_KINDS).describe('A page, or a sitemap item.'),
           dueAt: timestampSchema,
           crawlsPerDay: z.number().nullable(),
         })
-        .meta({ id: 'ScheduledCrawl', description: 'An unleased page and when it is due.' }),
+        .meta({ id: 'ScheduledCrawl', description: 'An unleased page (or sitemap item) and when it is due.' }),
     ),
   })
   .meta({
@@ -204,11 +205,19 @@ export const upcomingCrawlsSchema = z
     examples: [
       {
         items: [
-          { id: '1', url: 'https://example.com/about', host: 'example.com', dueAt: EXAMPLE_NOW, crawlsPerDay: 0.9 },
+          {
+            id: '1',
+            url: 'https://example.com/about',
+            host: 'example.com',
+            kind: 'page',
+            dueAt: EXAMPLE_NOW,
+            crawlsPerDay: 0.9,
+          },
           {
             id: '2',
             url: 'https://example.com/news',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(3600),
             crawlsPerDay: 1.9,
           },
@@ -520,6 +529,7 @@ export async function listUpcomingCrawls(
       id: r.id,
       url: r.url,
       host: r.host,
+      kind: r.kind,
       dueAt: r.dueAt.toISOString(),
       crawlsPerDay: r.crawlsPerDay,
     })),

@@ -326,6 +326,7 @@ interface UpcomingCrawlRow {
   id: string
   url: string
   host: string
+  kind: PageKind
   dueAt: Date
   crawlsPerDay: number | null
 }
@@ -339,7 +340,7 @@ export async function upcomingCrawls(
   options: { untilMs: number | null; limit: number },
 ): Promise<UpcomingCrawlRow[]> {
   const { rows } = await q.query<UpcomingCrawlRow>(
-    `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
+    `SELECT u.page_id::text AS id, p.url, u.host, p.kind, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
      FROM (
        (SELECT s.page_id, s.host, s.next_crawl_at, s.importance, s.crawls_per_day
         FROM page_schedule s WHERE s.lease_id IS NULL AND NOT s.polite AND s.next_crawl_at IS NOT NULL

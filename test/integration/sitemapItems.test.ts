@@ -96,6 +96,11 @@ describe('sitemap items', () => {
     assert.equal(item.importance, 2)
     assert.equal((await pageByUrl(t, 'https://s.example/a')).kind, 'page')
 
+    const schedule = (await t.app.inject({ method: 'GET', url: '/v1/schedule' })).json()
+    assert.deepEqual(schedule.items.map((i: { url: string; kind: string }) => [i.url, i.kind]).sort(), [
+      ['https://s.example/a', 'page'],
+      [sitemapUrl, 'sitemap'],
+    ])
     const grant = await lease(t)
     const byUrl = new Map(grant.pages.map((p) => [p.url, p]))
     assert.equal(byUrl.get(sitemapUrl)?.kind, 'sitemap')

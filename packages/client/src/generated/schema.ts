@@ -2090,6 +2090,7 @@ export interface components {
          *           "id": "1",
          *           "url": "https://example.com/about",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T12:00:00.000Z",
          *           "crawlsPerDay": 0.9
          *         },
@@ -2097,6 +2098,7 @@ export interface components {
          *           "id": "2",
          *           "url": "https://example.com/news",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T13:00:00.000Z",
          *           "crawlsPerDay": 1.9
          *         }
@@ -2106,11 +2108,16 @@ export interface components {
         Schedule: {
             items: components["schemas"]["ScheduledCrawl"][];
         };
-        /** @description An unleased page and when it is due. */
+        /** @description An unleased page (or sitemap item) and when it is due. */
         ScheduledCrawl: {
             id: string;
             url: string;
             host: string;
+            /**
+             * @description A page, or a sitemap item.
+             * @enum {string}
+             */
+            kind: "page" | "sitemap";
             /**
              * Format: date-time
              * @description RFC 3339 timestamp.
