@@ -165,7 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(scheduleRoutes, ctx)
   await app.register(optimizerRoutes, { ...ctx, onOptimized: ops.metrics.onOptimized })
   await app.register(hostsRoutes, ctx)
-  await app.register(signalsRoutes, ctx)
+  await app.register(signalsRoutes, { ...ctx, onIngested: ops.metrics.onIngested })
   await app.register(indexNowRoutes, ctx)
   await app.register(opsRoutes, ops)
   await app.ready()

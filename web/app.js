@@ -345,6 +345,10 @@ function renderTiles(s) {
     ['planned / day', fmtNum(s.plannedCrawlsPerDay)],
     ['crawled / day (last hour)', fmtNum(s.crawlsPerDayLastHour)],
     ['leased pages', fmtNum(s.pagesLeased)],
+    // Sitemap items are scheduled like pages but are no pages: counted apart, shown only when there are some.
+    ...(s.sitemaps && s.sitemaps.items > 0
+      ? [['sitemaps · overdue', `${fmtNum(s.sitemaps.items)} · ${fmtNum(s.sitemaps.overdue)}`]]
+      : []),
     ['λ', fmtNum(s.optimizer.lambda)],
     [
       `failed fetches (${fmtDuration(s.windowHours * HOUR_S)})`,

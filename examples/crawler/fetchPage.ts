@@ -1,6 +1,7 @@
 /**
  * One conditional fetch of a leased page with Node's fetch (undici), turned into the observation
- * recrawl expects (docs/api.md "How a crawler should report" and "Fetch outcomes").
+ * recrawl expects (docs/api.md "How a crawler should report" and "Fetch outcomes"). A leased sitemap is fetched
+ * the same way, keeping its body: a 2xx document is posted to POST /v1/sitemaps, anything else is reported.
  */
 import type { LeasedPage, ObservationReport } from '@recrawl/client'
 import { contentHash } from './contentHash.ts'
@@ -15,6 +16,8 @@ export interface FetchOptions {
   /** Aborts the fetch (shutdown): the page then counts as not fetched. */
   signal: AbortSignal
   fetch?: typeof fetch
+  /** Keep the body of a 2xx answer (a sitemap's document, posted as it came). */
+  keepBody?: boolean
 }
 
 /** What a fetch found: the observation to report, without the leaseId. */
@@ -22,6 +25,8 @@ interface FetchOutcome {
   observation: Omit<ObservationReport, 'leaseId'>
   /** For a 429 or 503 with Retry-After: the host asked for this long without requests. */
   hostRetryAfterSeconds: number | null
+  /** With keepBody, the body of a 2xx answer as received (up to maxBodyBytes); null otherwise. */
+  body: Uint8Array | null
 }
 
 /** The fetch was abandoned because the crawler is shutting down; nothing was fetched. */
@@ -88,13 +93,16 @@ export async function fetchPage(
     }
     const etag = response.headers.get('etag')
     const lastModified = response.headers.get('last-modified')
-    return outcome({
-      ...base,
-      httpStatus: status,
-      contentHash: contentHash(body, response.headers.get('content-type')),
-      ...(etag ? { etag } : {}),
-      ...(lastModified ? { lastModified } : {}),
-    })
+    return {
+      ...outcome({
+        ...base,
+        httpStatus: status,
+        contentHash: contentHash(body, response.headers.get('content-type')),
+        ...(etag ? { etag } : {}),
+        ...(lastModified ? { lastModified } : {}),
+      }),
+      body: options.keepBody ? body : null,
+    }
   }
   await response.body?.cancel()
   // Retry-After goes as it came (seconds or an HTTP date); the crawler reads it too, to pause the host itself.
@@ -102,11 +110,12 @@ export async function fetchPage(
   return {
     observation: { ...base, httpStatus: status, ...(retryAfter === null ? {} : { retryAfter }) },
     hostRetryAfterSeconds: parseRetryAfter(retryAfter, crawledAtMs),
+    body: null,
   }
 }
 
 function outcome(observation: FetchOutcome['observation']): FetchOutcome {
-  return { observation, hostRetryAfterSeconds: null }
+  return { observation, hostRetryAfterSeconds: null, body: null }
 }
 
 /** The body, up to `limit` bytes (the rest is not downloaded). */

@@ -5,9 +5,11 @@
  * lease), report every fetch with the lease id and what the site sent as it sent it (a relative Location, an
  * HTTP-date Last-Modified or Retry-After), send heartbeats while fetches run long, give back what was not
  * fetched, and ask again when the lease says to (its `retryAfterSeconds`, which counts the paced hosts' turns).
+ * A leased item of kind `sitemap` is fetched alike and its document posted to POST /v1/sitemaps (its crawl).
  */
 import {
   ok,
+  postSitemap,
   ProblemError,
   type LeasedPage,
   type LeaseGrant,
@@ -81,6 +83,9 @@ const MAX_LEASE_WAIT_SECONDS = 3600
 
 /** The longest wait a release may ask for (the service's limit). */
 const MAX_RETRY_AFTER_SECONDS = 30 * 86_400
+
+/** The largest sitemap the protocol allows (50 MB uncompressed); a gzip one is smaller on the wire. */
+const SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
 /** Reports are sent again this often after a transient failure (the service counts repeats as duplicates). */
 const REPORT_ATTEMPTS = 5
@@ -194,14 +199,16 @@ export class Crawler {
           if (this.stopping || this.pausedForMs(host) > 0 || struggling.has(host)) return
           await this.politeWait(host)
           if (this.stopping) return
+          const sitemap = page.kind === 'sitemap'
           let outcome
           try {
             outcome = await fetchPage(page, {
               now,
               userAgent: this.options.userAgent,
               timeoutMs: this.options.fetchTimeoutMs,
-              maxBodyBytes: this.options.maxBodyBytes,
+              maxBodyBytes: sitemap ? SITEMAP_MAX_BYTES : this.options.maxBodyBytes,
               signal: this.stopController.signal,
+              keepBody: sitemap,
               ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
             })
           } catch (err) {
@@ -211,7 +218,11 @@ export class Crawler {
             this.lastRequestAtMs.set(host, Date.now())
           }
           unfetched.delete(page.id)
-          toReport.push({ ...outcome.observation, leaseId: grant.leaseId })
+          // A sitemap's document goes to POST /v1/sitemaps, which counts it as the item's crawl; a failed fetch
+          // (or a document the service refuses) is reported as an observation, like a page's.
+          if (outcome.body !== null && (await this.postSitemap(page, outcome.observation, outcome.body, grant.leaseId)))
+            result.reported++
+          else toReport.push({ ...outcome.observation, leaseId: grant.leaseId })
           const status = String(outcome.observation.httpStatus ?? 'error')
           result.statuses[status] = (result.statuses[status] ?? 0) + 1
           if (outcome.hostRetryAfterSeconds !== null) {
@@ -266,6 +277,41 @@ export class Crawler {
           `report failed (${err instanceof Error ? err.message : String(err)}), sending it again in ${waitMs} ms`,
         )
         await new Promise((resolve) => setTimeout(resolve, waitMs))
+      }
+    }
+  }
+
+  /**
+   * Posts a leased sitemap's document as fetched (plain or gzip) with the lease id; sends it again on transient
+   * failures. Returns false when the service refused the document (malformed, too large): the fetch is then
+   * reported as an observation instead, so the item's crawl and lease are not lost.
+   */
+  private async postSitemap(
+    page: LeasedPage,
+    observation: Omit<ObservationReport, 'leaseId'>,
+    body: Uint8Array,
+    leaseId: string,
+  ): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const receipt = await postSitemap(this.options.api, {
+          url: page.url,
+          document: body,
+          receivedAt: observation.crawledAt,
+          leaseId,
+        })
+        if (receipt.crawl?.leaseCompleted === false)
+          this.options.log(`sitemap ${page.url} did not complete its lease (expired or taken over)`)
+        return true
+      } catch (err) {
+        if (!isTransient(err)) {
+          this.options.log(
+            `sitemap ${page.url} refused (${err instanceof Error ? err.message : String(err)}): reported as a fetch`,
+          )
+          return false
+        }
+        if (attempt >= REPORT_ATTEMPTS) throw err
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt))
       }
     }
   }

@@ -34,6 +34,14 @@ import { z } from 'zod'
 export const PAGE_STATUSES = ['active', 'failing', 'gone', 'redirected'] as const
 export type PageStatus = (typeof PAGE_STATUSES)[number]
 
+/**
+ * What a scheduled item is (docs/api.md "Sitemaps as scheduled items"): a `page`, crawled and reported with
+ * POST /v1/observations, or a `sitemap`, whose fetched document is posted to POST /v1/sitemaps. Both are scheduled
+ * alike; freshness figures count pages only. Set when the item is registered, never changed.
+ */
+export const PAGE_KINDS = ['page', 'sitemap'] as const
+export type PageKind = (typeof PAGE_KINDS)[number]
+
 /** Pages counted by status, and the noisy ones among them: the fleet's in GET /v1/stats, a host's in the host overview. */
 export const pagesByStatusSchema = z
   .object({
@@ -103,6 +111,18 @@ export const PAGE_FIELDS = {
     writtenBy: ['register'],
   }),
   host: field({ table: 'pages', column: 'host', type: 'text', nullable: false, json: 'host', writtenBy: ['register'] }),
+  /** A page or a sitemap (migrations/0025): given at registration; an upsert never changes it (a 409 instead). */
+  kind: field({
+    table: 'pages',
+    column: 'kind',
+    type: 'text',
+    values: PAGE_KINDS,
+    nullable: false,
+    initial: 'page',
+    state: false,
+    json: 'kind',
+    writtenBy: ['upsert'],
+  }),
   importance: field({
     table: 'page_schedule',
     column: 'importance',

@@ -27,7 +27,7 @@ import {
   type ObservationInsert,
 } from '../store/observationsRepo.ts'
 import { insertMissingPages, lockPagesByUrl, writeCrawledPages, type CrawledPageWrite } from '../store/pagesRepo.ts'
-import type { PageRow, PageStatus } from '../core/pageFields.ts'
+import type { PageKind, PageRow, PageStatus } from '../core/pageFields.ts'
 import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { availableHandOutTokens } from '../store/leasesRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
@@ -187,8 +187,8 @@ class BatchResult {
   pagesRegistered = 0
   rejected: RejectedItem[] = []
   leaseNotCompleted: RejectedItem[] = []
-  /** Pages to register: targets of permanent redirects, by URL. */
-  redirects = new Map<string, { url: string; host: string; importance: number }>()
+  /** Pages to register: targets of permanent redirects, by URL (a moved sitemap's target is a sitemap). */
+  redirects = new Map<string, { url: string; host: string; importance: number; kind: PageKind }>()
   /** What the batch says about each host (429, errors, successes, Retry-After, robots.txt Crawl-delay). */
   hostSignals = new Map<string, HostSignals>()
   /** Hosts whose adaptive delay runs, as read after the batch was applied. */
@@ -264,7 +264,12 @@ function applyPageReports(
       if (outcome.redirectTo !== null) {
         const target = hostOfUrl(outcome.redirectTo)
         if (target !== null)
-          batch.redirects.set(outcome.redirectTo, { url: outcome.redirectTo, host: target, importance: row.importance })
+          batch.redirects.set(outcome.redirectTo, {
+            url: outcome.redirectTo,
+            host: target,
+            importance: row.importance,
+            kind: row.kind,
+          })
       }
     }
     if (outcome.kind !== 'duplicate') {

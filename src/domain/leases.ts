@@ -17,6 +17,7 @@ import {
 import { loadSettings } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import { releasedDueAtMs } from '../core/pageStep.ts'
+import { PAGE_KINDS } from '../core/pageFields.ts'
 import type { Settings } from '../core/settings.ts'
 import { NotFoundError } from '../core/errors.ts'
 import { normalizeHostName } from './hosts.ts'
@@ -60,6 +61,11 @@ const leasedPageSchema = z
     id: z.string(),
     url: z.string(),
     host: z.string(),
+    kind: z
+      .enum(PAGE_KINDS)
+      .describe(
+        'page: report the crawl to POST /v1/observations; sitemap: post the fetched document to POST /v1/sitemaps with this url and leaseId (a failed fetch is reported as an observation, like a page’s).',
+      ),
     dueAt: timestampSchema,
     etag: z.string().nullable().describe('ETag of the latest successful fetch: send it as If-None-Match.'),
     lastModified: timestampSchema
@@ -79,7 +85,8 @@ const leasedPageSchema = z
   })
   .meta({
     id: 'LeasedPage',
-    description: 'A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged).',
+    description:
+      'A page or a sitemap to fetch now (see kind), with what a conditional request needs (a 304 answer is reported as unchanged).',
   })
 
 const pacedHostSchema = z
@@ -133,6 +140,7 @@ export const leaseGrantSchema = z
             id: '2',
             url: 'https://example.com/news',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(-600),
             etag: null,
             lastModified: null,
@@ -144,6 +152,7 @@ export const leaseGrantSchema = z
             id: '1',
             url: 'https://example.com/about',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(-60),
             etag: '"c3d4"',
             lastModified: exampleTime(-10 * 86400),
@@ -183,10 +192,11 @@ export const upcomingCrawlsSchema = z
           id: z.string(),
           url: z.string(),
           host: z.string(),
+          kind: z.enum(PAGE_KINDS).describe('A page, or a sitemap item.'),
           dueAt: timestampSchema,
           crawlsPerDay: z.number().nullable(),
         })
-        .meta({ id: 'ScheduledCrawl', description: 'An unleased page and when it is due.' }),
+        .meta({ id: 'ScheduledCrawl', description: 'An unleased page (or sitemap item) and when it is due.' }),
     ),
   })
   .meta({
@@ -195,11 +205,19 @@ export const upcomingCrawlsSchema = z
     examples: [
       {
         items: [
-          { id: '1', url: 'https://example.com/about', host: 'example.com', dueAt: EXAMPLE_NOW, crawlsPerDay: 0.9 },
+          {
+            id: '1',
+            url: 'https://example.com/about',
+            host: 'example.com',
+            kind: 'page',
+            dueAt: EXAMPLE_NOW,
+            crawlsPerDay: 0.9,
+          },
           {
             id: '2',
             url: 'https://example.com/news',
             host: 'example.com',
+            kind: 'page',
             dueAt: exampleTime(3600),
             crawlsPerDay: 1.9,
           },
@@ -266,6 +284,7 @@ export async function takeLease(deps: Pick<DomainDeps, 'pool' | 'clock'>, reques
       id: p.id,
       url: p.url,
       host: p.host,
+      kind: p.kind,
       dueAt: p.nextCrawlAt.toISOString(),
       etag: p.etag,
       lastModified: p.serverLastModified?.toISOString() ?? null,
@@ -510,6 +529,7 @@ export async function listUpcomingCrawls(
       id: r.id,
       url: r.url,
       host: r.host,
+      kind: r.kind,
       dueAt: r.dueAt.toISOString(),
       crawlsPerDay: r.crawlsPerDay,
     })),

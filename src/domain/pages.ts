@@ -12,10 +12,17 @@ import {
   type PageFilter,
   type PageUpsert,
 } from '../store/pagesRepo.ts'
-import { fieldNamesWhere, PAGE_FIELDS, PAGE_STATUSES, type PageField, type PageRow } from '../core/pageFields.ts'
+import {
+  fieldNamesWhere,
+  PAGE_FIELDS,
+  PAGE_KINDS,
+  PAGE_STATUSES,
+  type PageField,
+  type PageRow,
+} from '../core/pageFields.ts'
 import { holdSettings, loadSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
-import { InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
+import { ConflictError, InvalidInputError, NotFoundError, type FieldProblem } from '../core/errors.ts'
 import { pageStateOf } from './pageRows.ts'
 import { registrationDueAtMs, retimePage, stepContext, type StepContext } from '../core/pageStep.ts'
 import { expectedPageFreshness, scheduledCrawlAt } from '../core/crawlTiming.ts'
@@ -40,6 +47,7 @@ const PAGE_EXAMPLE = {
   id: '2',
   url: 'https://example.com/news',
   host: 'example.com',
+  kind: 'page',
   importance: 3,
   minCrawlsPerDay: null,
   maxCrawlsPerDay: null,
@@ -82,6 +90,11 @@ export const pageSchema = z
     id: z.string().describe('Page id (a decimal integer as a string).'),
     url: z.string().describe('Normalised absolute URL.'),
     host: z.string(),
+    kind: z
+      .enum(PAGE_KINDS)
+      .describe(
+        'page: crawled and reported with POST /v1/observations; sitemap: its document is posted to POST /v1/sitemaps (docs/api.md "Sitemaps as scheduled items").',
+      ),
     importance: z.number().describe('Weight μ ≥ 0 in the freshness objective.'),
     minCrawlsPerDay: z.number().nullable().describe("The page's own lower bound; null = settings.minCrawlsPerDay."),
     maxCrawlsPerDay: z.number().nullable().describe("The page's own upper bound; null = settings.maxCrawlsPerDay."),
@@ -162,6 +175,12 @@ export const pageListSchema = z
 export const pageRegistrationSchema = z
   .object({
     url: z.string().describe('Absolute http(s) URL.'),
+    kind: z
+      .enum(PAGE_KINDS)
+      .optional()
+      .describe(
+        'Default page. sitemap: a sitemap or sitemap index of the URL’s host, scheduled like a page and leased with kind sitemap. A URL keeps the kind it was registered with (409 otherwise).',
+      ),
     importance: importanceSchema()
       .optional()
       .describe(`Default 1; 0, or ${MIN_POSITIVE_IMPORTANCE} to ${MAX_IMPORTANCE}.`),
@@ -177,7 +196,8 @@ export const pageRegistrationSchema = z
   .strict()
   .meta({
     id: 'PageRegistration',
-    description: 'A page to register or update: importance and bounds replace the stored ones (absent = default).',
+    description:
+      'A page (or a sitemap) to register or update: importance and bounds replace the stored ones (absent = default).',
   })
 
 type PageInput = z.infer<typeof pageRegistrationSchema>
@@ -266,7 +286,13 @@ export async function putPages(
       })
       return
     }
-    upserts.push({ ...canonical, importance: page.importance ?? 1, minCrawlsPerDay: min, maxCrawlsPerDay: max })
+    upserts.push({
+      ...canonical,
+      kind: page.kind ?? 'page',
+      importance: page.importance ?? 1,
+      minCrawlsPerDay: min,
+      maxCrawlsPerDay: max,
+    })
   })
   if (problems.length > 0)
     throw new InvalidInputError(
@@ -280,6 +306,7 @@ export async function putPages(
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
     const written = await upsertPages(client, upserts, nowMs)
+    if (written.length < upserts.length) throw otherKindConflict(upserts, written)
     // New pages, most important first, get first due times spread over the time the budget needs for them.
     const fresh = written.filter((w) => w.created).sort((a, b) => b.row.importance - a.row.importance)
     const created = fresh.length
@@ -293,6 +320,19 @@ export async function putPages(
     await writeSchedules(client, schedules)
     return { created, updated: written.length - created }
   })
+}
+
+/** The refusal of a batch that gives a stored URL another kind: every such URL, with the kind it has. */
+function otherKindConflict(upserts: readonly PageUpsert[], written: readonly { row: PageRow }[]): ConflictError {
+  const done = new Set(written.map((w) => w.row.url))
+  const clashes = upserts.filter((u) => !done.has(u.url))
+  const shown = clashes
+    .slice(0, 10)
+    .map((u) => `${u.url} is registered as a ${u.kind === 'page' ? 'sitemap' : 'page'}`)
+    .join('; ')
+  return new ConflictError(
+    `${clashes.length} URL(s) of the batch are registered with another kind (a URL is a page or a sitemap, never both): ${shown}${clashes.length > 10 ? '; …' : ''}; nothing was changed`,
+  )
 }
 
 const MAX_PAGE_ID = 9_223_372_036_854_775_807n
@@ -332,6 +372,7 @@ export const pageFilterFieldsSchema = z.object({
     .describe('Only pages whose canonical URL starts with this text (taken literally).'),
   status: z.enum(PAGE_STATUSES).optional().describe('Only pages with this status.'),
   noisy: z.boolean().optional().describe('Only pages flagged noisy (true) or not (false).'),
+  kind: z.enum(PAGE_KINDS).optional().describe('Only pages (page) or only sitemap items (sitemap).'),
 })
 
 /** Which pages a listing or a bulk action takes, as given (absent = any). */
@@ -344,6 +385,7 @@ function pageFilterOf(input: PageFilterInput, rules: UrlRules, path: string): Pa
     urlPrefix: input.urlPrefix ?? null,
     status: input.status ?? null,
     noisy: input.noisy ?? null,
+    kind: input.kind ?? null,
   }
 }
 
@@ -378,7 +420,7 @@ export async function removePage(deps: Pick<DomainDeps, 'pool'>, id: string): Pr
   if (!deleted) throw new NotFoundError(`no page with id ${id}`)
 }
 
-const ANY_PAGE: PageFilter = { host: null, urlPrefix: null, status: null, noisy: null }
+const ANY_PAGE: PageFilter = { host: null, urlPrefix: null, status: null, noisy: null, kind: null }
 
 /** Pages read and rewritten per statement when every page is re-timed after a settings change. */
 const RETIME_CHUNK_PAGES = 2000
@@ -412,7 +454,7 @@ const pageFilterSchema = pageFilterFieldsSchema
 export const bulkPagesSchema = z
   .object({
     filter: pageFilterSchema.refine((f) => Object.values(f).some((v) => v !== undefined), {
-      message: 'give at least one of host, urlPrefix, status, noisy',
+      message: 'give at least one of host, urlPrefix, status, noisy, kind',
     }),
     action: z
       .enum(['count', 'delete', 'update'])

@@ -20,6 +20,7 @@ import {
 } from '../core/signals.ts'
 import { applySignal, stepContext, type SignalEffect } from '../core/pageStep.ts'
 import { InvalidInputError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../core/errors.ts'
+import { createHash } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import { parseSitemap, SITEMAP_MAX_BYTES } from '../core/sitemaps.ts'
 import { isoTimestampOrNull, readTimestamp } from '../core/timestamps.ts'
@@ -475,6 +476,36 @@ export async function putSourceSettings(
   return sources.find((s) => s.source === source)!
 }
 
+const sitemapCrawlSchema = z
+  .object({
+    id: z.string().describe('The sitemap item’s id.'),
+    outcome: z
+      .enum(['accepted', 'duplicate', 'late'])
+      .describe(
+        'accepted: a new crawl in order; duplicate: a crawl at this receivedAt is stored already; late: older than the item’s latest crawl (history only).',
+      ),
+    changed: z
+      .boolean()
+      .describe(
+        'The document’s content hash differs from the one last posted (false for the first document: a baseline).',
+      ),
+    leaseCompleted: z
+      .boolean()
+      .nullable()
+      .describe('Whether the leaseId given completed the lease on the item; null without a leaseId.'),
+    sitemapsRegistered: z
+      .number()
+      .int()
+      .describe(
+        'For a sitemap index: the sitemaps it names that were not registered yet, now sitemap items on the same host.',
+      ),
+  })
+  .meta({
+    id: 'SitemapCrawl',
+    description:
+      'A document posted for a registered sitemap item counts as its crawl (docs/api.md "Sitemaps as scheduled items").',
+  })
+
 export const sitemapReceiptSchema = z
   .object({
     kind: z.enum(['urlset', 'sitemapindex']).describe('A sitemap of pages, or an index of sitemaps.'),
@@ -501,6 +532,9 @@ export const sitemapReceiptSchema = z
       )
       .describe('For a sitemap index: the sitemaps it lists, on the same host, to fetch and post in turn.'),
     signals: signalReceiptSchema.describe('What became of the entries as signals (a urlset only).'),
+    crawl: sitemapCrawlSchema
+      .nullable()
+      .describe('When the URL is a registered sitemap item: the document as its crawl. Null for any other URL.'),
   })
   .meta({
     id: 'SitemapReceipt',
@@ -524,18 +558,32 @@ export const sitemapReceiptSchema = z
           stale: 0,
           rejected: [],
         },
+        crawl: { id: '7', outcome: 'accepted', changed: true, leaseCompleted: true, sitemapsRegistered: 0 },
       },
     ],
   })
 
+/** The sitemap document a crawler posted, as read: what its crawl as a sitemap item needs. */
+export interface SitemapDocument {
+  /** The canonical URL it was fetched from, and its host. */
+  url: string
+  host: string
+  receivedAtMs: number
+  /** A digest of the document as parsed (after gunzip): a change of the sitemap is a change of this hash. */
+  contentHash: string
+  /** For a sitemap index: the sitemaps it lists on its host. */
+  sitemaps: readonly string[]
+}
+
 /**
  * A sitemap document as a crawler fetched it (docs/api.md "Sitemaps"): parsed safely (src/core/sitemaps.ts), and
  * each dated page entry on the sitemap's host posted as a signal of `source` (one transaction for the document).
+ * Returns the receipt and the document as read, for its crawl as a sitemap item (src/domain/sitemapItems.ts).
  */
-export async function ingestSitemap(
+export async function ingestSitemapSignals(
   deps: DomainDeps,
   request: { sitemapUrl: string; source: string; receivedAt: string | null; body: Buffer },
-): Promise<z.infer<typeof sitemapReceiptSchema>> {
+): Promise<{ receipt: Omit<z.infer<typeof sitemapReceiptSchema>, 'crawl'>; document: SitemapDocument }> {
   const read = await loadSettingsVersion(deps.pool)
   const sitemap = canonicalUrl(request.sitemapUrl, read.settings.urls)
   if ('error' in sitemap)
@@ -547,7 +595,8 @@ export async function ingestSitemap(
       throw new InvalidInputError(`receivedAt is ${at.error}`, [{ path: '/querystring/receivedAt', message: at.error }])
     receivedAtMs = at.ms
   }
-  const parsed = parseSitemap(sitemapText(request.body), sitemap.host, read.settings.urls)
+  const text = sitemapText(request.body)
+  const parsed = parseSitemap(text, sitemap.host, read.settings.urls)
   const nowMs = deps.clock.nowMs()
   const receipt = emptyReceipt()
   const checked: CheckedSignal[] = []
@@ -579,7 +628,7 @@ export async function ingestSitemap(
       ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
       : new Map(),
   })
-  return {
+  const sitemapReceipt = {
     kind: parsed.kind,
     entries: parsed.entries.length,
     crossHost: parsed.crossHost,
@@ -592,6 +641,14 @@ export async function ingestSitemap(
         : [],
     signals,
   }
+  const document: SitemapDocument = {
+    url: sitemap.url,
+    host: sitemap.host,
+    receivedAtMs,
+    contentHash: `sha256:${createHash('sha256').update(text).digest('hex')}`,
+    sitemaps: sitemapReceipt.sitemaps.map((entry) => entry.url),
+  }
+  return { receipt: sitemapReceipt, document }
 }
 
 /** Gunzips a body that starts with the gzip magic bytes, never past SITEMAP_MAX_BYTES. */

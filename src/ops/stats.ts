@@ -59,9 +59,24 @@ export const statsSnapshotSchema = z.object({
     .describe(
       'Σμ·f(ρ)/Σμ of the current rates under the running schedule (docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages.',
     ),
+  sitemaps: z
+    .object({
+      items: z.number().int().describe('Sitemap items registered.'),
+      leased: z.number().int().describe('Sitemap items under an unexpired lease.'),
+      overdue: z.number().int().describe('Due and not under an unexpired lease.'),
+      notActive: z.number().int().describe('Failing, gone or redirected sitemap items.'),
+      plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay of the sitemap items: their share of the budget.'),
+    })
+    .meta({
+      id: 'SitemapItemCounts',
+      description:
+        'Sitemap items (docs/api.md "Sitemaps as scheduled items"): scheduled like pages but counted apart; the page counts and expectedFreshness above leave them out.',
+    }),
   schedule: crawlSpacingSchema,
   budgetCrawlsPerDay: z.number().describe('Budget R from the settings.'),
-  plannedCrawlsPerDay: z.number().describe('Σ crawlsPerDay: what the current rates spend of the budget.'),
+  plannedCrawlsPerDay: z
+    .number()
+    .describe('Σ crawlsPerDay: what the current rates spend of the budget (sitemap items included).'),
   crawlsPerDayLastHour: z.number().describe('Crawls reported with crawledAt in the last hour × 24.'),
   handOutAllowance: z
     .object({
@@ -342,6 +357,7 @@ export function createStats(deps: StatsDeps): Stats {
       oldestOverdueAgeSeconds:
         row.oldestOverdueAt === null ? 0 : Math.max(0, (nowMs - row.oldestOverdueAt.getTime()) / MS_PER_SECOND),
       expectedFreshness: freshness === null ? null : Math.min(1, Math.max(0, finiteOr(freshness, 0))),
+      sitemaps: { ...row.sitemaps, plannedCrawlsPerDay: finiteOr(row.sitemaps.plannedCrawlsPerDay, 0) },
       schedule: settings.schedule,
       budgetCrawlsPerDay: settings.budgetCrawlsPerDay,
       plannedCrawlsPerDay: finiteOr(row.plannedCrawlsPerDay, 0),
@@ -351,7 +367,8 @@ export function createStats(deps: StatsDeps): Stats {
         capacity: allowance.capacity,
         reserve: allowance.reserve,
         perDay: allowance.perDay,
-        limiting: row.pagesOverdue > 0 && Math.floor(tokens) < row.pagesOverdue,
+        limiting:
+          row.pagesOverdue + row.sitemaps.overdue > 0 && Math.floor(tokens) < row.pagesOverdue + row.sitemaps.overdue,
       },
     }
     await record(s)

@@ -1,3 +1,4 @@
+import type { PageKind } from '../core/pageFields.ts'
 import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
@@ -24,6 +25,8 @@ interface TakenPage {
   id: string
   url: string
   host: string
+  /** A page, or a sitemap whose document goes to POST /v1/sitemaps. */
+  kind: PageKind
   nextCrawlAt: Date
   /** Validators of the page's latest successful fetch, for a conditional request. */
   etag: string | null
@@ -165,7 +168,7 @@ spaced AS (
   UPDATE hosts h SET next_lease_at = $1 + h.pace_seconds * interval '1 second'
   WHERE h.host IN (SELECT host FROM chosen WHERE polite)
 )
-SELECT l.id::text AS id, p.url, l.host, l.next_crawl_at AS "nextCrawlAt", p.etag, p.server_last_modified AS "serverLastModified",
+SELECT l.id::text AS id, p.url, l.host, p.kind, l.next_crawl_at AS "nextCrawlAt", p.etag, p.server_last_modified AS "serverLastModified",
        p.last_content_hash AS "lastContentHash"
 FROM leased l JOIN pages p ON p.id = l.id
 ORDER BY l.next_crawl_at, l.importance DESC, l.id`
@@ -323,6 +326,7 @@ interface UpcomingCrawlRow {
   id: string
   url: string
   host: string
+  kind: PageKind
   dueAt: Date
   crawlsPerDay: number | null
 }
@@ -336,7 +340,7 @@ export async function upcomingCrawls(
   options: { untilMs: number | null; limit: number },
 ): Promise<UpcomingCrawlRow[]> {
   const { rows } = await q.query<UpcomingCrawlRow>(
-    `SELECT u.page_id::text AS id, p.url, u.host, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
+    `SELECT u.page_id::text AS id, p.url, u.host, p.kind, u.next_crawl_at AS "dueAt", u.crawls_per_day AS "crawlsPerDay"
      FROM (
        (SELECT s.page_id, s.host, s.next_crawl_at, s.importance, s.crawls_per_day
         FROM page_schedule s WHERE s.lease_id IS NULL AND NOT s.polite AND s.next_crawl_at IS NOT NULL

@@ -219,7 +219,9 @@ function fillRow(
   cols.noisy[i] = noisy
   cols.changesPerDay[i] = chunk.changesPerDay[j] ?? settings.defaultChangesPerDay
   const state = chunk.estimatorState[j] ?? null
-  cols.evidence[i] = state === null ? null : pageRateEvidence(decodeEstimatorState(state), settings, noisy)
+  // The priors summarise how pages change: a sitemap item's rate (how often its document changes) is none of that.
+  cols.evidence[i] =
+    state === null || chunk.kind[j] !== 'page' ? null : pageRateEvidence(decodeEstimatorState(state), settings, noisy)
   // The law crawlsPerDayFor uses between solves (renewalParameters), from the columns the page step wrote.
   const shape = chunk.ageShape[j] ?? null
   cols.ageShape[i] = shape ?? Number.POSITIVE_INFINITY

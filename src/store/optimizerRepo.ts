@@ -48,6 +48,8 @@ const OPTIMIZER_FIELDS = [
   'ageShapeRateRatio',
   /** The scheduling evidence for the change-rate priors (docs/math.md 1.12). */
   'estimatorState',
+  /** Sitemap items give no evidence to the priors: their rates are no page's. */
+  'kind',
 ] as const satisfies readonly PageFieldName[]
 
 type OptimizerField = (typeof OPTIMIZER_FIELDS)[number]

@@ -5,6 +5,7 @@ import {
   PAGE_FIELDS,
   type FieldValues,
   type PageFieldName,
+  type PageKind,
   type PageRow,
   type PageTable,
 } from '../core/pageFields.ts'
@@ -18,23 +19,24 @@ const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
 const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
 
 /**
- * Registers the URLs that are not pages yet (importance 1 unless given, due at `nextCrawlAtMs`); returns how
+ * Registers the URLs that are not pages yet (importance 1 and kind `page` unless given, due at `nextCrawlAtMs`); a URL
+ * stored already keeps its kind. Returns how
  * many were new. Inserts in URL order so two concurrent batches that register overlapping URLs wait for each
  * other instead of deadlocking.
  */
 export async function insertMissingPages(
   q: Queryable,
-  pages: readonly { url: string; host: string; importance?: number }[],
+  pages: readonly { url: string; host: string; importance?: number; kind?: PageKind }[],
   nextCrawlAtMs: number,
 ): Promise<number> {
   if (pages.length === 0) return 0
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
   const { rowCount } = await q.query(
     `WITH u AS MATERIALIZED (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS u(url, host, importance, ord)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $5::text[]) WITH ORDINALITY AS u(url, host, importance, kind, ord)
      ),
      inserted AS (
-       INSERT INTO pages (url, host) SELECT u.url, u.host FROM u ORDER BY u.ord ON CONFLICT (url) DO NOTHING RETURNING id, url, host
+       INSERT INTO pages (url, host, kind) SELECT u.url, u.host, u.kind FROM u ORDER BY u.ord ON CONFLICT (url) DO NOTHING RETURNING id, url, host
      )
      INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
      SELECT i.id, i.host, u.importance, $4::timestamptz FROM inserted i JOIN u ON u.url = i.url`,
@@ -43,6 +45,7 @@ export async function insertMissingPages(
       sorted.map((p) => p.host),
       sorted.map((p) => p.importance ?? 1),
       new Date(nextCrawlAtMs),
+      sorted.map((p) => p.kind ?? 'page'),
     ],
   )
   return rowCount ?? 0
@@ -118,6 +121,7 @@ const UPSERT = `WITH u AS MATERIALIZED (
        INSERT INTO pages AS p (url, host${columnsOf(UPSERT_PAGE_COLUMNS, '')})
        SELECT u.url, u.host${valuesOf(UPSERT_PAGE_COLUMNS)} FROM u ORDER BY u.ord
        ON CONFLICT (url) DO UPDATE SET ${excludedOf(UPSERT_PAGE_COLUMNS)}updated_at = now()
+       WHERE p.kind = excluded.kind
        RETURNING p.*, (xmax = 0) AS created
      ),
      schedule AS (
@@ -132,6 +136,8 @@ const UPSERT = `WITH u AS MATERIALIZED (
 /**
  * Bulk upsert (PUT semantics: the given attributes replace the stored ones). URL order, as for
  * registration. New pages are due at `nextCrawlAtMs`. Returns every touched row and whether it was new.
+ * A URL stored with another kind (a page given as a sitemap, or the reverse) is left as it is and not
+ * returned: the caller refuses the batch (its kind never changes).
  */
 export async function upsertPages(
   q: Queryable,
@@ -192,14 +198,23 @@ export interface PageFilter {
   urlPrefix: string | null
   status: string | null
   noisy: boolean | null
+  /** Pages or sitemap items (migrations/0025). */
+  kind: PageKind | null
 }
 
 /** The filter as SQL over pages p, its values numbered from $`first`. */
 function filterSql(filter: PageFilter, first: number): { sql: string; values: unknown[] } {
   return {
     sql: `($${first}::text IS NULL OR p.host = $${first}) AND ($${first + 1}::text IS NULL OR p.url LIKE $${first + 1})
-      AND ($${first + 2}::text IS NULL OR p.status = $${first + 2}) AND ($${first + 3}::boolean IS NULL OR p.noisy = $${first + 3})`,
-    values: [filter.host, filter.urlPrefix === null ? null : likePrefix(filter.urlPrefix), filter.status, filter.noisy],
+      AND ($${first + 2}::text IS NULL OR p.status = $${first + 2}) AND ($${first + 3}::boolean IS NULL OR p.noisy = $${first + 3})
+      AND ($${first + 4}::text IS NULL OR p.kind = $${first + 4})`,
+    values: [
+      filter.host,
+      filter.urlPrefix === null ? null : likePrefix(filter.urlPrefix),
+      filter.status,
+      filter.noisy,
+      filter.kind,
+    ],
   }
 }
 

@@ -10,7 +10,7 @@ interface StatsSnapshotRow {
   /** Earliest due time among the overdue pages, or null when none is overdue. */
   oldestOverdueAt: Date | null
   importanceTotal: number
-  /** Σ importance·f(ρ) over every page (f per schedule, see readStatsSnapshot). */
+  /** Σ importance·f(ρ) over every page, sitemap items apart (f per schedule, see readStatsSnapshot). */
   weightedFreshness: number
   plannedCrawlsPerDay: number
   crawlsLastHour: number
@@ -19,6 +19,8 @@ interface StatsSnapshotRow {
   pagesGone: number
   pagesRedirected: number
   pagesNoisy: number
+  /** Sitemap items (docs/api.md "Sitemaps as scheduled items"): counted apart from the pages above. */
+  sitemaps: { items: number; leased: number; overdue: number; notActive: number; plannedCrawlsPerDay: number }
 }
 
 /**
@@ -56,6 +58,10 @@ export function weightedFreshnessSql(spacing: CrawlSpacing): string {
  * to the pool by the next lease call, so its pages count as waiting).
  */
 const OVERDUE = 'next_crawl_at <= $1 AND (lease_id IS NULL OR lease_expires_at <= $1)'
+/** Held by an unexpired lease. */
+const LEASED = 'lease_id IS NOT NULL AND lease_expires_at > $1'
+/** A page, not a sitemap item (migrations/0025): the page counts and freshness figures are of pages only. */
+const PAGE = "p.kind = 'page'"
 
 export async function readStatsSnapshot(
   q: Queryable,
@@ -73,18 +79,28 @@ export async function readStatsSnapshot(
     gone: number
     redirected: number
     noisy: number
+    sitemaps: number
+    sitemapsLeased: number
+    sitemapsOverdue: number
+    sitemapsFailing: number
+    sitemapCrawlsPerDay: number | null
   }>(
-    `SELECT count(*)::int AS pages,
-       count(*) FILTER (WHERE lease_id IS NOT NULL AND lease_expires_at > $1)::int AS leased,
-       count(*) FILTER (WHERE ${OVERDUE})::int AS overdue,
-       min(next_crawl_at) FILTER (WHERE ${OVERDUE}) AS oldest,
-       sum(importance) AS importance,
-       sum(${weightedFreshnessSql(options.spacing)}) AS weighted,
+    `SELECT count(*) FILTER (WHERE ${PAGE})::int AS pages,
+       count(*) FILTER (WHERE ${PAGE} AND ${LEASED})::int AS leased,
+       count(*) FILTER (WHERE ${PAGE} AND ${OVERDUE})::int AS overdue,
+       min(next_crawl_at) FILTER (WHERE ${PAGE} AND ${OVERDUE}) AS oldest,
+       sum(importance) FILTER (WHERE ${PAGE}) AS importance,
+       sum(${weightedFreshnessSql(options.spacing)}) FILTER (WHERE ${PAGE}) AS weighted,
        sum(crawls_per_day) AS planned,
-       count(*) FILTER (WHERE status = 'failing')::int AS failing,
-       count(*) FILTER (WHERE status = 'gone')::int AS gone,
-       count(*) FILTER (WHERE status = 'redirected')::int AS redirected,
-       count(*) FILTER (WHERE noisy)::int AS noisy
+       count(*) FILTER (WHERE ${PAGE} AND status = 'failing')::int AS failing,
+       count(*) FILTER (WHERE ${PAGE} AND status = 'gone')::int AS gone,
+       count(*) FILTER (WHERE ${PAGE} AND status = 'redirected')::int AS redirected,
+       count(*) FILTER (WHERE ${PAGE} AND noisy)::int AS noisy,
+       count(*) FILTER (WHERE NOT ${PAGE})::int AS sitemaps,
+       count(*) FILTER (WHERE NOT ${PAGE} AND ${LEASED})::int AS "sitemapsLeased",
+       count(*) FILTER (WHERE NOT ${PAGE} AND ${OVERDUE})::int AS "sitemapsOverdue",
+       count(*) FILTER (WHERE NOT ${PAGE} AND status <> 'active')::int AS "sitemapsFailing",
+       sum(crawls_per_day) FILTER (WHERE NOT ${PAGE}) AS "sitemapCrawlsPerDay"
      FROM pages p JOIN page_schedule s ON s.page_id = p.id`,
     [new Date(options.nowMs), options.defaultChangesPerDay],
   )
@@ -106,6 +122,13 @@ export async function readStatsSnapshot(
     pagesGone: r.gone,
     pagesRedirected: r.redirected,
     pagesNoisy: r.noisy,
+    sitemaps: {
+      items: r.sitemaps,
+      leased: r.sitemapsLeased,
+      overdue: r.sitemapsOverdue,
+      notActive: r.sitemapsFailing,
+      plannedCrawlsPerDay: r.sitemapCrawlsPerDay ?? 0,
+    },
   }
 }
 

@@ -603,6 +603,7 @@ describe('contract: pages', () => {
       'id',
       'url',
       'host',
+      'kind',
       'importance',
       'minCrawlsPerDay',
       'maxCrawlsPerDay',
@@ -1029,11 +1030,13 @@ describe('contract: settings, hosts, schedule, optimiser, leases', () => {
       'id',
       'ifModifiedSince',
       'ifNoneMatch',
+      'kind',
       'lastModified',
       'url',
     ])
     assert.equal(grant.pages[0].url, url)
     assert.equal(grant.pages[0].host, 'lease.example')
+    assert.equal(grant.pages[0].kind, 'page')
     const again = (
       await call('POST', '/v1/leases', { worker: 'crawler-8', limit: 100, leaseSeconds: 300, hosts: ['lease.example'] })
     ).json()

@@ -23,6 +23,7 @@ export type ObservationReceipt = Schemas['ObservationReceipt']
 export type PagesRelease = Schemas['PagesRelease']
 export type Page = Schemas['Page']
 export type Problem = Schemas['Problem']
+export type SitemapReceipt = Schemas['SitemapReceipt']
 
 export interface RecrawlClientOptions {
   /** Where the service listens, e.g. `http://127.0.0.1:8080`. */
@@ -117,4 +118,43 @@ export async function ok<R extends { response: Response; error?: unknown }>(pend
   if (!response.ok)
     throw new ProblemError(requestMethods.get(response) ?? 'request', response.url, response, result.error)
   return (result as unknown as { data: Data<R> }).data
+}
+
+/** What postSitemap needs: the document as fetched, where from, when, and the lease of a leased sitemap item. */
+export interface SitemapPost {
+  /** The URL it was fetched from (a leased item's `url`). */
+  url: string
+  /** The body as received: XML, or gzip (recognised by its first bytes). */
+  document: Uint8Array
+  /** When it was fetched (RFC 3339); absent = when the service receives it. */
+  receivedAt?: string
+  /** The lease of a leased item of kind `sitemap`: the post completes it. */
+  leaseId?: string
+  /** The signal source its entries count for (default `sitemap`). */
+  source?: string
+}
+
+/**
+ * POST /v1/sitemaps with the document as its body, as it was fetched (not JSON), with the media type its first
+ * bytes say (gzip or XML). Answers as `ok` does: the receipt, or a ProblemError.
+ */
+export function postSitemap(api: RecrawlApi, post: SitemapPost): Promise<SitemapReceipt> {
+  const { document } = post
+  const gzip = document.length >= 2 && document[0] === 0x1f && document[1] === 0x8b
+  return ok(
+    api.POST('/v1/sitemaps', {
+      params: {
+        query: {
+          url: post.url,
+          ...(post.receivedAt === undefined ? {} : { receivedAt: post.receivedAt }),
+          ...(post.leaseId === undefined ? {} : { leaseId: post.leaseId }),
+          ...(post.source === undefined ? {} : { source: post.source }),
+        },
+      },
+      // The route takes the bytes as they came; the OpenAPI document declares no JSON body for it.
+      body: document as never,
+      bodySerializer: (bytes: unknown) => bytes as string,
+      headers: { 'content-type': gzip ? 'application/gzip' : 'application/xml' },
+    }),
+  )
 }

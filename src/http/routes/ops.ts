@@ -82,6 +82,7 @@ const STATS_EXAMPLE = {
   pagesOverdue: 12,
   oldestOverdueAgeSeconds: 840,
   expectedFreshness: 0.912,
+  sitemaps: { items: 3, leased: 0, overdue: 0, notActive: 0, plannedCrawlsPerDay: 4.2 },
   schedule: 'periodic' as const,
   budgetCrawlsPerDay: 900,
   plannedCrawlsPerDay: 899.6,

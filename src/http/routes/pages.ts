@@ -31,11 +31,16 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       tags: ['pages'],
       summary: 'Register or update pages in bulk',
       description:
-        'PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written.',
+        'PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written. ' +
+        '`kind: "sitemap"` registers a sitemap as a scheduled item (docs/api.md "Sitemaps as scheduled items"); a URL registered with the other kind → 409, nothing written.',
       body: putPagesBodySchema,
       response: {
         200: json('Every page of the batch is written, with its rate and due time.', pageBatchResultSchema),
-        ...problems({ 400: true, 409: true, 413: true }),
+        ...problems({
+          400: true,
+          409: 'A URL of the batch is registered with another kind (page or sitemap), or a concurrent change; nothing was changed.',
+          413: true,
+        }),
       },
     },
     handler: async (request) => putPages(ctx, request.body.pages),
@@ -57,6 +62,7 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
         urlPrefix: request.query.urlPrefix,
         status: request.query.status,
         noisy: request.query.noisy,
+        kind: request.query.kind,
         cursor: request.query.cursor ?? null,
         limit: request.query.limit,
       }),
@@ -69,7 +75,7 @@ export const pagesRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) =
       tags: ['pages'],
       summary: 'Count, delete or update the pages a filter takes',
       description:
-        'One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").',
+        'One action on every page a filter (host, urlPrefix, status, noisy, kind; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (docs/api.md "Bulk actions").',
       body: bulkPagesSchema,
       response: {
         200: json('How many pages the filter took and how many were changed.', bulkPagesResultSchema),

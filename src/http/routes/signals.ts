@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { IngestResult, ObservationReport } from '../../domain/ingest.ts'
+import { ingestSitemap } from '../../domain/sitemapItems.ts'
 import {
   ingestSignals,
-  ingestSitemap,
   sitemapReceiptSchema,
   listSourceHosts,
   listSources,
@@ -28,7 +29,9 @@ const sourceParams = z.object({ source: sourceNameSchema })
 const SITEMAP_MEDIA_TYPES = ['application/xml', 'text/xml', 'application/gzip', 'application/x-gzip']
 
 /** Change signals in, and the trust learned per source (docs/api.md "Signals"). */
-export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx) => {
+export const signalsRoutes: FastifyPluginAsyncZod<
+  AppContext & { onIngested?: (result: IngestResult, items: readonly ObservationReport[]) => void }
+> = async (app, ctx) => {
   app.post('/v1/signals', {
     config: { role: 'crawler', textCheckedPerItem: 'signals' },
     preValidation: batchLimit('signals', ctx.maxBatchItems),
@@ -66,16 +69,28 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
       description:
         'The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. ' +
         'It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). ' +
-        'Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.',
+        'Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored. ' +
+        'When `url` is a registered sitemap item (PUT /v1/pages with kind sitemap), the document is also its crawl, as an observation with the document’s content hash: the item learns its change rate, `leaseId` completes its lease, and a sitemap index registers the sitemaps it lists as sitemap items of the same host (docs/api.md "Sitemaps as scheduled items").',
       querystring: z.object({
         url: z
           .string()
           .describe('The URL the sitemap was fetched from: its host is the only one its entries may name.'),
         source: sourceNameSchema.default('sitemap'),
-        receivedAt: timestampSchema.optional().describe('When it was fetched; absent = now.'),
+        receivedAt: timestampSchema
+          .optional()
+          .describe('When it was fetched; absent = now. For a sitemap item, the time of its crawl.'),
+        leaseId: z
+          .string()
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('For a leased sitemap item: completes that lease on it (as an observation’s leaseId does).'),
       }),
       response: {
-        200: json('The document’s entries are committed as signals.', sitemapReceiptSchema),
+        200: json(
+          'The document’s entries are committed as signals, and its crawl when it is a sitemap item.',
+          sitemapReceiptSchema,
+        ),
         ...problems({
           400: 'Bad url, source or receivedAt, or no document in the body.',
           409: true,
@@ -96,7 +111,10 @@ export const signalsRoutes: FastifyPluginAsyncZod<AppContext> = async (app, ctx)
         sitemapUrl: request.query.url,
         source: request.query.source,
         receivedAt: request.query.receivedAt ?? null,
+        leaseId: request.query.leaseId ?? null,
         body: request.body,
+        // A sitemap item's crawl counts in the metrics like any reported crawl.
+        ...(ctx.onIngested ? { onCrawl: ctx.onIngested } : {}),
       })
     },
   })

@@ -61,7 +61,7 @@ export interface paths {
         get: operations["listPages"];
         /**
          * Register or update pages in bulk
-         * @description PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written.
+         * @description PUT semantics per page: importance (default 1) and bounds (default none) replace the stored ones. Any invalid item → 400, nothing written. `kind: "sitemap"` registers a sitemap as a scheduled item (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Sitemaps as scheduled items"); a URL registered with the other kind → 409, nothing written.
          */
         put: operations["putPages"];
         post?: never;
@@ -82,7 +82,7 @@ export interface paths {
         put?: never;
         /**
          * Count, delete or update the pages a filter takes
-         * @description One action on every page a filter (host, urlPrefix, status, noisy; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Bulk actions").
+         * @description One action on every page a filter (host, urlPrefix, status, noisy, kind; at least one) takes: count, delete (with their history) or update importance and bounds. dryRun: true only counts, for a confirmation that states the number (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Bulk actions").
          */
         post: operations["bulkPages"];
         delete?: never;
@@ -462,7 +462,7 @@ export interface paths {
         put?: never;
         /**
          * Post a fetched sitemap document
-         * @description The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored.
+         * @description The body is the document as fetched (application/xml or text/xml; application/gzip for a .xml.gz), a <urlset> or a <sitemapindex>. It is parsed without a DTD (a DOCTYPE is refused, so no entity is expanded) within the protocol’s limits: 50,000 entries and 50 MB uncompressed (413 beyond). Entries for other hosts than the sitemap’s are dropped and counted; each dated page entry is a signal of `source`. Malformed XML → 422, nothing stored. When `url` is a registered sitemap item (PUT /v1/pages with kind sitemap), the document is also its crawl, as an observation with the document’s content hash: the item learns its change rate, `leaseId` completes its lease, and a sitemap index registers the sitemaps it lists as sitemap items of the same host (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Sitemaps as scheduled items").
          */
         post: operations["postSitemap"];
         delete?: never;
@@ -1202,6 +1202,7 @@ export interface components {
          *           "id": "2",
          *           "url": "https://example.com/news",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T11:50:00.000Z",
          *           "etag": null,
          *           "lastModified": null,
@@ -1213,6 +1214,7 @@ export interface components {
          *           "id": "1",
          *           "url": "https://example.com/about",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T11:59:00.000Z",
          *           "etag": "\"c3d4\"",
          *           "lastModified": "2026-02-20T12:00:00.000Z",
@@ -1338,11 +1340,16 @@ export interface components {
             /** @description Only pages of these hosts. */
             hosts?: string[];
         };
-        /** @description A page to crawl now, with what a conditional request needs (a 304 answer is reported as unchanged). */
+        /** @description A page or a sitemap to fetch now (see kind), with what a conditional request needs (a 304 answer is reported as unchanged). */
         LeasedPage: {
             id: string;
             url: string;
             host: string;
+            /**
+             * @description page: report the crawl to POST /v1/observations; sitemap: post the fetched document to POST /v1/sitemaps with this url and leaseId (a failed fetch is reported as an observation, like a page’s).
+             * @enum {string}
+             */
+            kind: "page" | "sitemap";
             /**
              * Format: date-time
              * @description RFC 3339 timestamp.
@@ -1687,6 +1694,7 @@ export interface components {
          *       "id": "2",
          *       "url": "https://example.com/news",
          *       "host": "example.com",
+         *       "kind": "page",
          *       "importance": 3,
          *       "minCrawlsPerDay": null,
          *       "maxCrawlsPerDay": null,
@@ -1729,6 +1737,11 @@ export interface components {
             /** @description Normalised absolute URL. */
             url: string;
             host: string;
+            /**
+             * @description page: crawled and reported with POST /v1/observations; sitemap: its document is posted to POST /v1/sitemaps (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Sitemaps as scheduled items").
+             * @enum {string}
+             */
+            kind: "page" | "sitemap";
             /** @description Weight μ ≥ 0 in the freshness objective. */
             importance: number;
             /** @description The page's own lower bound; null = settings.minCrawlsPerDay. */
@@ -1830,6 +1843,11 @@ export interface components {
             status?: "active" | "failing" | "gone" | "redirected";
             /** @description Only pages flagged noisy (true) or not (false). */
             noisy?: boolean;
+            /**
+             * @description Only pages (page) or only sitemap items (sitemap).
+             * @enum {string}
+             */
+            kind?: "page" | "sitemap";
         };
         /**
          * @description Pages in id order, one response of a cursor listing.
@@ -1839,6 +1857,7 @@ export interface components {
          *           "id": "2",
          *           "url": "https://example.com/news",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "importance": 3,
          *           "minCrawlsPerDay": null,
          *           "maxCrawlsPerDay": null,
@@ -1888,10 +1907,15 @@ export interface components {
             index: number;
             reason: string;
         };
-        /** @description A page to register or update: importance and bounds replace the stored ones (absent = default). */
+        /** @description A page (or a sitemap) to register or update: importance and bounds replace the stored ones (absent = default). */
         PageRegistration: {
             /** @description Absolute http(s) URL. */
             url: string;
+            /**
+             * @description Default page. sitemap: a sitemap or sitemap index of the URL’s host, scheduled like a page and leased with kind sitemap. A URL keeps the kind it was registered with (409 otherwise).
+             * @enum {string}
+             */
+            kind?: "page" | "sitemap";
             /** @description Default 1; 0, or 1e-9 to 1000000000. */
             importance?: number;
             /** @description The page’s own lower bound; null or absent = the settings’ minCrawlsPerDay. */
@@ -2069,6 +2093,7 @@ export interface components {
          *           "id": "1",
          *           "url": "https://example.com/about",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T12:00:00.000Z",
          *           "crawlsPerDay": 0.9
          *         },
@@ -2076,6 +2101,7 @@ export interface components {
          *           "id": "2",
          *           "url": "https://example.com/news",
          *           "host": "example.com",
+         *           "kind": "page",
          *           "dueAt": "2026-03-02T13:00:00.000Z",
          *           "crawlsPerDay": 1.9
          *         }
@@ -2085,11 +2111,16 @@ export interface components {
         Schedule: {
             items: components["schemas"]["ScheduledCrawl"][];
         };
-        /** @description An unleased page and when it is due. */
+        /** @description An unleased page (or sitemap item) and when it is due. */
         ScheduledCrawl: {
             id: string;
             url: string;
             host: string;
+            /**
+             * @description A page, or a sitemap item.
+             * @enum {string}
+             */
+            kind: "page" | "sitemap";
             /**
              * Format: date-time
              * @description RFC 3339 timestamp.
@@ -2505,11 +2536,40 @@ export interface components {
             /** @description The importance of the pages it registers (default 1). Default: 1. */
             discoverImportance?: number;
         };
+        /** @description A document posted for a registered sitemap item counts as its crawl (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Sitemaps as scheduled items"). */
+        SitemapCrawl: {
+            /** @description The sitemap item’s id. */
+            id: string;
+            /**
+             * @description accepted: a new crawl in order; duplicate: a crawl at this receivedAt is stored already; late: older than the item’s latest crawl (history only).
+             * @enum {string}
+             */
+            outcome: "accepted" | "duplicate" | "late";
+            /** @description The document’s content hash differs from the one last posted (false for the first document: a baseline). */
+            changed: boolean;
+            /** @description Whether the leaseId given completed the lease on the item; null without a leaseId. */
+            leaseCompleted: boolean | null;
+            /** @description For a sitemap index: the sitemaps it names that were not registered yet, now sitemap items on the same host. */
+            sitemapsRegistered: number;
+        };
         /** @description A sitemap an index lists. */
         SitemapIndexEntry: {
             url: string;
             /** @description RFC 3339, or null. */
             lastmod: string | null;
+        };
+        /** @description Sitemap items (https://github.com/recrawl/recrawl/blob/main/docs/api.md "Sitemaps as scheduled items"): scheduled like pages but counted apart; the page counts and expectedFreshness above leave them out. */
+        SitemapItemCounts: {
+            /** @description Sitemap items registered. */
+            items: number;
+            /** @description Sitemap items under an unexpired lease. */
+            leased: number;
+            /** @description Due and not under an unexpired lease. */
+            overdue: number;
+            /** @description Failing, gone or redirected sitemap items. */
+            notActive: number;
+            /** @description Σ crawlsPerDay of the sitemap items: their share of the budget. */
+            plannedCrawlsPerDay: number;
         };
         /**
          * @description What became of a sitemap document.
@@ -2530,6 +2590,13 @@ export interface components {
          *         "pulled": 1,
          *         "stale": 0,
          *         "rejected": []
+         *       },
+         *       "crawl": {
+         *         "id": "7",
+         *         "outcome": "accepted",
+         *         "changed": true,
+         *         "leaseCompleted": true,
+         *         "sitemapsRegistered": 0
          *       }
          *     }
          */
@@ -2553,6 +2620,8 @@ export interface components {
             sitemaps: components["schemas"]["SitemapIndexEntry"][];
             /** @description What became of the entries as signals (a urlset only). */
             signals: components["schemas"]["SignalReceipt"];
+            /** @description When the URL is a registered sitemap item: the document as its crawl. Null for any other URL. */
+            crawl: components["schemas"]["SitemapCrawl"] | null;
         };
         /**
          * @description The numbers of /metrics as JSON, with rate histograms, optimiser runs, overdue hosts, failed fetches and time series.
@@ -2570,6 +2639,13 @@ export interface components {
          *       "pagesOverdue": 12,
          *       "oldestOverdueAgeSeconds": 840,
          *       "expectedFreshness": 0.912,
+         *       "sitemaps": {
+         *         "items": 3,
+         *         "leased": 0,
+         *         "overdue": 0,
+         *         "notActive": 0,
+         *         "plannedCrawlsPerDay": 4.2
+         *       },
          *       "schedule": "periodic",
          *       "budgetCrawlsPerDay": 900,
          *       "plannedCrawlsPerDay": 899.6,
@@ -2811,11 +2887,12 @@ export interface components {
             oldestOverdueAgeSeconds: number;
             /** @description Σμ·f(ρ)/Σμ of the current rates under the running schedule (https://github.com/recrawl/recrawl/blob/main/docs/math.md 3.1 Poisson, 3.3 periodic); null without weighted pages. */
             expectedFreshness: number | null;
+            sitemaps: components["schemas"]["SitemapItemCounts"];
             /** @enum {string} */
             schedule: "periodic" | "poisson";
             /** @description Budget R from the settings. */
             budgetCrawlsPerDay: number;
-            /** @description Σ crawlsPerDay: what the current rates spend of the budget. */
+            /** @description Σ crawlsPerDay: what the current rates spend of the budget (sitemap items included). */
             plannedCrawlsPerDay: number;
             /** @description Crawls reported with crawledAt in the last hour × 24. */
             crawlsPerDayLastHour: number;
@@ -3232,6 +3309,8 @@ export interface operations {
                 status?: "active" | "failing" | "gone" | "redirected";
                 /** @description Only pages flagged noisy (true) or not (false). */
                 noisy?: "true" | "false";
+                /** @description Only pages (page) or only sitemap items (sitemap). */
+                kind?: "page" | "sitemap";
                 /** @description nextCursor of the previous response. */
                 cursor?: components["parameters"]["CursorQuery"];
                 /** @description Items per response, default 100; values above 1000 are served as 1000. */
@@ -3312,7 +3391,21 @@ export interface operations {
             400: components["responses"]["InvalidInput"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            /** @description A URL of the batch is registered with another kind (page or sitemap), or a concurrent change; nothing was changed. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. Only when a limit is set. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute’s count starts again. Only when a limit is set. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
@@ -4458,8 +4551,10 @@ export interface operations {
                 url: string;
                 /** @description Where the signal comes from: sitemap, feed, ping, or a name the operator chooses (lower case letters, digits, ".", "_", "-"; at most 64). Trust is learned per source name and host. */
                 source?: string;
-                /** @description When it was fetched; absent = now. */
+                /** @description When it was fetched; absent = now. For a sitemap item, the time of its crawl. */
                 receivedAt?: string;
+                /** @description For a leased sitemap item: completes that lease on it (as an observation’s leaseId does). */
+                leaseId?: string;
             };
             header?: never;
             path?: never;
@@ -4467,7 +4562,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The document’s entries are committed as signals. */
+            /** @description The document’s entries are committed as signals, and its crawl when it is a sitemap item. */
             200: {
                 headers: {
                     /** @description Requests allowed per minute and key (or address): RATE_LIMIT_PER_MINUTE. Only when a limit is set. */
