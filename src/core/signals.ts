@@ -43,7 +43,7 @@ export const signalReportSchema = z
 export type SignalReport = z.infer<typeof signalReportSchema>
 
 /** A signal dated more than this far in the future is dropped and counted (clock skew allowance). */
-const SIGNAL_FUTURE_SKEW_MS = 5 * MS_PER_MINUTE
+export const SIGNAL_FUTURE_SKEW_MS = 5 * MS_PER_MINUTE
 
 /** A signal that passed the item-level checks. */
 export interface CheckedSignal {

@@ -11,6 +11,7 @@ import {
   emptyTrustCounts,
   fleetTrustOf,
   judgeSignals,
+  SIGNAL_FUTURE_SKEW_MS,
   trustOf,
   type CheckedSignal,
   type PendingSignal,
@@ -594,6 +595,12 @@ export async function ingestSitemapSignals(
     if ('error' in at)
       throw new InvalidInputError(`receivedAt is ${at.error}`, [{ path: '/querystring/receivedAt', message: at.error }])
     receivedAtMs = at.ms
+    // One time for the whole document, which may also be a sitemap item's crawl: refused whole, as a crawl dated
+    // in the future would be, rather than every entry counted as `future`.
+    if (receivedAtMs > deps.clock.nowMs() + SIGNAL_FUTURE_SKEW_MS) {
+      const message = 'is more than 5 minutes after the service clock'
+      throw new InvalidInputError(`receivedAt ${message}`, [{ path: '/querystring/receivedAt', message }])
+    }
   }
   const text = sitemapText(request.body)
   const parsed = parseSitemap(text, sitemap.host, read.settings.urls)

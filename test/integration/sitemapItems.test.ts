@@ -259,6 +259,28 @@ describe('sitemap items', () => {
     assert.equal(recovered.consecutiveFailures, 0)
   })
 
+  it('a document dated in the future is refused whole with a problem, and changes nothing', async (ctx) => {
+    const t = await sitemapApp(ctx)
+    const sitemapUrl = 'https://early.example/sitemap.xml'
+    assert.equal((await register(t, [{ url: sitemapUrl, kind: 'sitemap' }])).statusCode, 200)
+    const before = await pageByUrl(t, sitemapUrl)
+    for (const url of [sitemapUrl, 'https://unregistered.example/sitemap.xml']) {
+      const res = await postSitemap(t, url, urlset([new URL('/a', url).href]), {
+        receivedAtMs: t.clock.nowMs() + 3_600_000,
+      })
+      assert.equal(res.statusCode, 400, res.body)
+      assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
+      assert.match(res.json().detail, /receivedAt is more than 5 minutes after the service clock/)
+    }
+    assert.deepEqual(await pageByUrl(t, sitemapUrl), before)
+    // Within the clock-skew allowance it is the item's crawl.
+    const skewed = await postSitemap(t, sitemapUrl, urlset(['https://early.example/a']), {
+      receivedAtMs: t.clock.nowMs() + 60_000,
+    })
+    assert.equal(skewed.statusCode, 200, skewed.body)
+    assert.equal(skewed.json().crawl.outcome, 'accepted')
+  })
+
   it('a URL is a page or a sitemap, never both: a batch that gives it the other kind is refused whole', async (ctx) => {
     const t = await sitemapApp(ctx)
     assert.equal(
