@@ -76,7 +76,11 @@ describe('fetchPage', () => {
             lastModified: 'Sun, 01 Mar 2026 08:00:00 GMT',
           },
           hostRetryAfterSeconds: null,
+          body: null,
         })
+        // A sitemap's fetch keeps the body, as received, to post it to /v1/sitemaps.
+        const kept = await fetchPage(page(`${origin}/a`), { ...options(), keepBody: true })
+        assert.equal(new TextDecoder().decode(kept.body!), body)
       },
     )
   })
@@ -159,6 +163,7 @@ describe('fetchPage', () => {
         assert.deepEqual(broken, {
           observation: { url: `${origin}/broken`, crawledAt: new Date(NOW).toISOString(), httpStatus: 500 },
           hostRetryAfterSeconds: null,
+          body: null,
         })
         assert.equal((await fetchPage(page(`${origin}/gone`), options())).observation.httpStatus, 410)
       },
