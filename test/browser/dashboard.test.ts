@@ -1,12 +1,12 @@
-import { describe, it, type TestContext } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { createRandom } from '../../src/math/random.ts'
 import { statusClassOf, type StatusClass } from '../../src/ops/fetchStatus.ts'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { launchChromium } from '../helpers/browser.ts'
 import { MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
 import type { components } from '@recrawl/client'
 
@@ -29,7 +29,6 @@ interface DashboardWindow {
  * at the service's clock, not the browser's), the page timeline its own data, and every chart must
  * hold points inside its axes and have drawn them (pixels of the series' colours on its canvas).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const TIME_CHARTS = ['chart-freshness', 'chart-budget', 'chart-overdue', 'chart-fetches'] as const
 const ALL_CHARTS = [...TIME_CHARTS, 'chart-change-rates', 'chart-crawl-rates'] as const
@@ -114,18 +113,6 @@ const series = (chart: ChartReading, label: string): SeriesReading => {
 }
 const sumY = (s: SeriesReading) => s.visible.reduce((n, [, y]) => n + y, 0)
 const secs = (ms: number) => ms / 1000
-
-/** Starts chromium, or skips the test loudly when it is not installed. */
-async function launch(ctx: TestContext): Promise<Browser | null> {
-  if (!existsSync(CHROMIUM)) {
-    const message = `SKIPPED: no chromium at ${CHROMIUM} (install it: apt-get install -y chromium, or set CHROMIUM_PATH); the dashboard was NOT tested in a browser`
-    console.warn(`\n*** ${message} ***\n`)
-    ctx.skip(message)
-    return null
-  }
-  const { chromium } = await import('playwright-core')
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
-}
 
 /** Opens the dashboard and waits for its first refresh; collects console errors. */
 async function openDashboard(browser: Browser, baseUrl: string, hash = ''): Promise<{ page: Page; errors: string[] }> {
@@ -299,7 +286,7 @@ function expectedFailures(history: History, fromMs: number, toMs: number): strin
 
 describe('dashboard in chromium', () => {
   it('with a few days of history: charts span the selected window, show every sample, the failures and a page drill-down', async (ctx) => {
-    const browser = await launch(ctx)
+    const browser = await launchChromium(ctx, 'the dashboard')
     if (!browser) return
     const t = await startTestApp({ statsCacheMs: 0 })
     try {
@@ -485,7 +472,7 @@ describe('dashboard in chromium', () => {
   })
 
   it('with a single sample: every chart shows it on an axis of the window, and a single crawl on an axis around it', async (ctx) => {
-    const browser = await launch(ctx)
+    const browser = await launchChromium(ctx, 'the dashboard')
     if (!browser) return
     const t = await startTestApp({ statsCacheMs: 0 })
     try {

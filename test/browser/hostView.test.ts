@@ -1,10 +1,10 @@
-import { describe, it, type TestContext } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { launchChromium } from '../helpers/browser.ts'
 import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
 
 /**
@@ -16,7 +16,6 @@ import { MS_PER_HOUR, MS_PER_MINUTE } from '../../src/math/units.ts'
  * a row opening the drill-down and bulk actions confirmed with their count. Screenshots go to test-artifacts/
  * (docs/img holds copies for the README).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const HOSTS = 60
 /** The HOSTS hosts with crawls, and one whose pages are only leased. */
@@ -33,17 +32,6 @@ interface LeaseWindow {
 
 interface HostViewWindow {
   recrawlDashboard?: { ready?: boolean; hostLoads?: number; hosts?: { total: number; hosts: { host: string }[] } }
-}
-
-async function launch(ctx: TestContext): Promise<Browser | null> {
-  if (!existsSync(CHROMIUM)) {
-    const message = `SKIPPED: no chromium at ${CHROMIUM} (install it: apt-get install -y chromium, or set CHROMIUM_PATH); the host view was NOT tested in a browser`
-    console.warn(`\n*** ${message} ***\n`)
-    ctx.skip(message)
-    return null
-  }
-  const { chromium } = await import('playwright-core')
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
 }
 
 const hostName = (i: number) => `h${String(i).padStart(2, '0')}.example`
@@ -117,7 +105,7 @@ async function afterHostLoad(page: Page, action: () => Promise<void>): Promise<v
 
 describe('host view in chromium', () => {
   it('shows one server page of hosts at a time, sorts on a heading click, pages, filters, and shows failures by kind', async (ctx) => {
-    const browser = await launch(ctx)
+    const browser = await launchChromium(ctx, 'the host view')
     if (!browser) return
     const t = await startTestApp({ statsCacheMs: 0 })
     try {

@@ -1,11 +1,11 @@
-import { describe, it, type TestContext } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { createApiKey } from '../../src/domain/apiKeys.ts'
 import { T0, iso, startTestApp, type TestApp } from '../helpers/testApp.ts'
+import { launchChromium } from '../helpers/browser.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
 
 /**
@@ -16,7 +16,6 @@ import { MS_PER_DAY, MS_PER_HOUR } from '../../src/math/units.ts'
  * source's hosts paged and filtered; it reads with the reader key typed into the header, and says where signals
  * come from while there are none.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 /** More hosts than one view page (25) of a source's hosts. */
 const NEWS_HOSTS = 30
@@ -43,17 +42,6 @@ interface SourceTrust {
 
 interface SignalsWindow {
   recrawlDashboard?: { ready?: boolean; signalSourceLoads?: number; signalHostLoads?: number }
-}
-
-async function launch(ctx: TestContext): Promise<Browser | null> {
-  if (!existsSync(CHROMIUM)) {
-    const message = `SKIPPED: no chromium at ${CHROMIUM} (install it: apt-get install -y chromium, or set CHROMIUM_PATH); the signals panel was NOT tested in a browser`
-    console.warn(`\n*** ${message} ***\n`)
-    ctx.skip(message)
-    return null
-  }
-  const { chromium } = await import('playwright-core')
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
 }
 
 const newsHost = (i: number) => `news${String(i).padStart(2, '0')}.example`
@@ -172,7 +160,7 @@ async function open(browser: Browser, baseUrl: string): Promise<{ page: Page; er
 
 describe('change signals panel in chromium', () => {
   it('says where signals come from while none has been received', async (ctx) => {
-    const browser = await launch(ctx)
+    const browser = await launchChromium(ctx, 'the signals panel')
     if (!browser) return
     const t = await startTestApp({ statsCacheMs: 0 })
     try {
@@ -192,7 +180,7 @@ describe('change signals panel in chromium', () => {
   })
 
   it('shows each source’s counts and trust, flags the build-time sitemap, and drills into a source’s hosts', async (ctx) => {
-    const browser = await launch(ctx)
+    const browser = await launchChromium(ctx, 'the signals panel')
     if (!browser) return
     const t = await startTestApp({ statsCacheMs: 0 })
     try {

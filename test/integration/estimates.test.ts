@@ -2,7 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ESTIMATOR_NAMES } from '../../src/math/estimators/index.ts'
 import { createRandom } from '../../src/math/random.ts'
-import { T0, iso, testAppFor } from '../helpers/testApp.ts'
+import { T0, iso, testAppFor, type TestApp } from '../helpers/testApp.ts'
 import { MS_PER_DAY } from '../../src/math/units.ts'
 
 /** A page that changes as a Poisson process (rate Δ) crawled at Poisson times (rate p), reporting Last-Modified. */
@@ -143,14 +143,17 @@ describe('GET /v1/pages/{id}/estimates', () => {
   })
 })
 
+/** GET `path`, which must answer 200; its JSON body. */
+async function getOk(t: TestApp, path: string) {
+  const res = await t.app.inject({ method: 'GET', url: path })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json()
+}
+
 describe('what a page learns from (GET /v1/pages/{id}/estimates, learning)', () => {
   it('shows the host prior, the posterior the solve used with its interval, and the shape, or why there is none', async (ctx) => {
     const t = await testAppFor(ctx)
-    const get = async (path: string) => {
-      const res = await t.app.inject({ method: 'GET', url: path })
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json()
-    }
+    const get = (path: string) => getOk(t, path)
     // Ten slow pages with three crawls each (one changed interval among them), one page never recrawled.
     const observations: Record<string, unknown>[] = []
     for (let p = 0; p < 10; p++) {
@@ -199,11 +202,7 @@ describe('what a page learns from (GET /v1/pages/{id}/estimates, learning)', () 
   })
   it('shows the estimate the solve used for a page whose every interval changed: not the posterior mean', async (ctx) => {
     const t = await testAppFor(ctx)
-    const get = async (path: string) => {
-      const res = await t.app.inject({ method: 'GET', url: path })
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json()
-    }
+    const get = (path: string) => getOk(t, path)
     const observations: Record<string, unknown>[] = []
     // A page whose every interval changed, on a host of pages that change about once an hour: its estimate is the
     // posterior's harmonic mean held at four times its own evidence, not the mean (docs/math.md 1.12).
