@@ -1216,6 +1216,17 @@ $('key-form').addEventListener('submit', (e) => {
   loadSignalSources().then(loadSignalHosts)
   fillPageSuggestions()
 })
+/** Previous and next buttons `${prefix}-prev` and `${prefix}-next` of a list paged by cursors (`state.cursors`, `state.index`). */
+function wirePager(prefix, state, load) {
+  $(`${prefix}-prev`).addEventListener('click', () => {
+    if (state.index > 0) state.index--
+    load()
+  })
+  $(`${prefix}-next`).addEventListener('click', () => {
+    if (state.cursors[state.index + 1]) state.index++
+    load()
+  })
+}
 $('window-hours').addEventListener('change', () => refresh().then(loadLeases))
 $('pages-form').addEventListener('submit', (e) => {
   e.preventDefault()
@@ -1224,14 +1235,7 @@ $('pages-form').addEventListener('submit', (e) => {
   pageList.index = 0
   loadPageList()
 })
-$('pages-prev').addEventListener('click', () => {
-  if (pageList.index > 0) pageList.index--
-  loadPageList()
-})
-$('pages-next').addEventListener('click', () => {
-  if (pageList.cursors[pageList.index + 1]) pageList.index++
-  loadPageList()
-})
+wirePager('pages', pageList, loadPageList)
 $('bulk-delete').addEventListener('click', () => bulkAction('delete'))
 $('bulk-update').addEventListener('click', () => {
   const set = readBulkSet()
@@ -1243,14 +1247,7 @@ $('host-form').addEventListener('submit', (e) => {
   hostView.prefix = $('host-prefix').value.trim()
   reloadHosts()
 })
-$('hosts-prev').addEventListener('click', () => {
-  if (hostView.index > 0) hostView.index--
-  loadHosts()
-})
-$('hosts-next').addEventListener('click', () => {
-  if (hostView.cursors[hostView.index + 1]) hostView.index++
-  loadHosts()
-})
+wirePager('hosts', hostView, loadHosts)
 for (const th of $('host-overview-table').querySelectorAll('th[data-sort]')) {
   th.addEventListener('click', () => {
     const key = th.dataset.sort
@@ -1269,14 +1266,7 @@ $('signal-hosts-form').addEventListener('submit', (e) => {
   signalView.index = 0
   loadSignalHosts()
 })
-$('signal-hosts-prev').addEventListener('click', () => {
-  if (signalView.index > 0) signalView.index--
-  loadSignalHosts()
-})
-$('signal-hosts-next').addEventListener('click', () => {
-  if (signalView.cursors[signalView.index + 1]) signalView.index++
-  loadSignalHosts()
-})
+wirePager('signal-hosts', signalView, loadSignalHosts)
 $('page-form').addEventListener('submit', (e) => {
   e.preventDefault()
   const url = $('page-url').value.trim()
