@@ -17,6 +17,8 @@
 import { median } from '../math/numbers.ts'
 import { earlyHandOutFrom } from '../core/handOut.ts'
 import { DueQueue } from './dueQueue.ts'
+import { fewCrawlsEstimation, type FewCrawlsEstimation } from './fewCrawls.ts'
+import type { ChangeInterval } from '../math/estimators/index.ts'
 import type { Universe } from './universe.ts'
 
 /** What one crawl finds, as the crawler sees it (src/core/pageStep.ts has its own CrawlOutcome: what the step made of a report). */
@@ -61,6 +63,8 @@ export interface SimPolicy {
   estimates?(): Float64Array
   /** Crawl intervals each page's estimate rests on (with `estimates`). */
   intervalCounts?(): Int32Array
+  /** Every interval between two content crawls of each page, in crawl order (with `estimates`). */
+  histories?(): readonly (readonly ChangeInterval[])[]
 }
 
 export interface RunResult {
@@ -88,6 +92,11 @@ export interface RunResult {
    * the 90th percentile. Null for non-estimating policies.
    */
   fewCrawlsRelativeError: { pages: number; median: number | null; p90: number | null } | null
+  /**
+   * Pages whose whole history has 1 to FEW_CRAWLS_INTERVALS intervals: the scheduling estimate, the page's own MLE
+   * and the bound of a prior that knows the fleet's true rates, on the same histories (src/sim/fewCrawls.ts).
+   */
+  fewCrawlsEstimation: FewCrawlsEstimation | null
   /** Fresh days of each page inside the window (for diagnostics and tests). */
   pageFreshDays: Float64Array
   /** Crawls of each whole simulated day of the scoring window, divided by the budget R (budget use per day). */
@@ -105,6 +114,8 @@ interface RunOptions {
 export const WELL_OBSERVED_INTERVALS = 20
 /** Pages with at most this many intervals count as few-crawled (the estimation column of the few-crawls table). */
 const FEW_CRAWLS_INTERVALS = 8
+/** The few-crawls goal: the scheduling estimate's median relative error at most this times the MLE's. */
+const FEW_CRAWLS_TARGET_RATIO = 0.6
 
 /** Two crawls of one page are at least this far apart (about 0.09 s), so no policy can stall time. */
 const MIN_GAP_DAYS = 1e-6
@@ -304,6 +315,18 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
       p90: errors.length === 0 ? null : errors[Math.min(errors.length - 1, Math.floor(0.9 * errors.length))]!,
     }
   }
+  const histories = policy.histories?.() ?? null
+  const sameHistories =
+    estimates && histories
+      ? fewCrawlsEstimation(
+          histories,
+          estimates,
+          universe.trueChangesPerDay,
+          universe.hostOfPage ?? null,
+          FEW_CRAWLS_INTERVALS,
+          FEW_CRAWLS_TARGET_RATIO,
+        )
+      : null
   options.onProgress?.(1)
   return {
     freshness,
@@ -316,6 +339,7 @@ export function runPolicy(universe: Universe, policy: SimPolicy, options: RunOpt
     medianEstimateRatio: estimateStats?.medianRatio ?? null,
     medianEstimateRatioWellObserved: wellObserved,
     fewCrawlsRelativeError: fewCrawls,
+    fewCrawlsEstimation: sameHistories,
     pageFreshDays: tracker.freshDays,
     dailyBudgetUse: Array.from(daily, (n) => n / universe.budgetCrawlsPerDay),
   }

@@ -4,7 +4,12 @@
  * and the distribution-aware rates for each page's true age law), and recrawl's own loop, which runs the
  * production page step (src/core/pageStep.ts) and optimiser unchanged.
  */
-import { renewalParameters, type EstimatorName, type FleetPriors } from '../math/estimators/index.ts'
+import {
+  renewalParameters,
+  type ChangeInterval,
+  type EstimatorName,
+  type FleetPriors,
+} from '../math/estimators/index.ts'
 import { pageRateEvidence, refitRatePriors, solveEstimates } from '../core/ratePriors.ts'
 import { solveRates, type Objective } from '../math/optimizer/index.ts'
 import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
@@ -301,6 +306,9 @@ export function recrawlPolicy(
       addTrustCounts(sourceTrust, counts)
     }
   }
+  // Every interval between two content crawls of each page, for the estimation columns (src/sim/fewCrawls.ts).
+  const histories: ChangeInterval[][] = Array.from({ length: n }, () => [])
+  const lastContentMs = new Float64Array(n).fill(Number.NaN)
   const toDays = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : ms / MS_PER_DAY)
   /** Due times as the service stores them: whole milliseconds. */
   const stored = (page: PageState): PageState =>
@@ -320,7 +328,10 @@ export function recrawlPolicy(
       order.sort((a, b) => universe.importance[b]! - universe.importance[a]!)
       for (let k = 0; k < n; k++) {
         const i = order[k]!
-        if (options.baselineAtStart) pages[i] = applyCrawl(pages[i]!, baselineReport, registration).page
+        if (options.baselineAtStart) {
+          pages[i] = applyCrawl(pages[i]!, baselineReport, registration).page
+          lastContentMs[i] = 0
+        }
         const due = registrationDueAtMs(registration, k, n)
         pages[i] = stored({ ...pages[i]!, nextCrawlAtMs: due })
         ctx.setDue(i, toDays(pages[i]!.nextCrawlAtMs))
@@ -341,8 +352,15 @@ export function recrawlPolicy(
       }
       const step = applyCrawl(pages[page]!, report, context(nowMs, page))
       pages[page] = stored(step.page)
-      if (signals && step.outcome.kind === 'inOrder' && step.outcome.fetch === 'content')
-        judgeCrawl(page, nowMs, step.outcome.changed)
+      if (step.outcome.kind === 'inOrder' && step.outcome.fetch === 'content') {
+        if (signals) judgeCrawl(page, nowMs, step.outcome.changed)
+        if (!Number.isNaN(lastContentMs[page]!) && step.outcome.changed !== null)
+          histories[page]!.push({
+            intervalDays: (nowMs - lastContentMs[page]!) / MS_PER_DAY,
+            changed: step.outcome.changed,
+          })
+        lastContentMs[page] = nowMs
+      }
       return toDays(pages[page]!.nextCrawlAtMs)
     },
     nextEventDays: () =>
@@ -444,5 +462,6 @@ export function recrawlPolicy(
     },
     estimates: () => Float64Array.from(pages, (p) => p.changesPerDay ?? Number.NaN),
     intervalCounts: () => Int32Array.from(pages, (p) => p.intervals),
+    histories: () => histories,
   }
 }

@@ -35,6 +35,8 @@ interface TableRow {
   medianEstimateRatioWellObserved: number | null
   /** |Δ̂ − Δ|/Δ over pages with 1 to 8 intervals: count, median and 90th percentile (RunResult). */
   fewCrawlsRelativeError: RunResult['fewCrawlsRelativeError']
+  /** The same pages' scheduling estimate, MLE and fleet-truth bound on one set of histories (RunResult). */
+  fewCrawlsEstimation: RunResult['fewCrawlsEstimation']
   elapsedMs: number
 }
 
@@ -68,6 +70,7 @@ export function groupResults(results: readonly TaskResult[]): GroupTable[] {
       medianEstimateRatio: r.result.medianEstimateRatio,
       medianEstimateRatioWellObserved: r.result.medianEstimateRatioWellObserved,
       fewCrawlsRelativeError: r.result.fewCrawlsRelativeError,
+      fewCrawlsEstimation: r.result.fewCrawlsEstimation,
       elapsedMs: r.elapsedMs,
     })
   }
