@@ -17,7 +17,7 @@
 import { exactMle, type ChangeInterval } from '../math/estimators/index.ts'
 
 /** Median and 90th percentile of relative errors |Δ̂ − Δ|/Δ (a missing estimate counts as an error of 1). */
-export interface ErrorSummary {
+interface ErrorSummary {
   median: number | null
   p90: number | null
 }
@@ -36,7 +36,7 @@ export interface FewCrawlsEstimation {
 }
 
 /** A host prior of the bound needs at least this many other pages of the host; else the fleet's rates. */
-export const HOST_PRIOR_MIN_PAGES = 5
+const HOST_PRIOR_MIN_PAGES = 5
 
 function summarize(errors: number[]): ErrorSummary {
   if (errors.length === 0) return { median: null, p90: null }
