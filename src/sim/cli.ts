@@ -54,7 +54,8 @@ progress goes to stderr. Needs no configuration and no database.
 
   --e2e --url <url>      drive a running service (SIMULATED_CLOCK=true) over HTTP instead; loopback only.
                          Uses --pages (default ${DEFAULT_E2E_OPTIONS.pageCount}), --days (default ${DEFAULT_E2E_OPTIONS.horizonDays}), --seed, --crawls-per-page,
-                         --reoptimize-days, --workload (one synthetic workload) and --importance (one).
+                         --reoptimize-days, --last-modified-share (0: the fleet reports no Last-Modified),
+                         --workload (one, synthetic or replay; --replay-dir) and --importance (one).
   --fleet-lag-minutes <m> with --e2e: the fleet fetches each page m minutes after it could (default 0)`
 
 const list = (value: string | undefined): string[] | null =>
@@ -151,6 +152,8 @@ export async function runSimulateCommand(args: string[]): Promise<number> {
         ),
         reoptimizeDays: positive('reoptimize-days', values['reoptimize-days'], DEFAULT_E2E_OPTIONS.reoptimizeDays),
         fleetLagDays: nonNegative('fleet-lag-minutes', values['fleet-lag-minutes'], 0) / MINUTES_PER_DAY,
+        lastModifiedShare: share(values['last-modified-share'], DEFAULT_E2E_OPTIONS.lastModifiedShare),
+        replayDir: values['replay-dir'] ?? DEFAULT_E2E_OPTIONS.replayDir,
         log: (line) => console.error(line),
       })
       console.log(values.json ? JSON.stringify(report, null, 2) : report.text)

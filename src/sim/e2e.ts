@@ -9,10 +9,16 @@
  * only, bounded in steps and wall time.
  */
 import { createRecrawlClient, ok } from '@recrawl/client'
-import { createRandom } from '../math/random.ts'
 import { FreshnessTracker, runPolicy } from './engine.ts'
-import { createPolicy, DEFAULT_LOOP_POLICY, DEFAULT_SIM_OPTIONS, type SimOptions, type Workload } from './runner.ts'
-import { deriveSeed, syntheticUniverse, type ImportanceKind, type SyntheticWorkload } from './universe.ts'
+import {
+  buildUniverse,
+  createPolicy,
+  DEFAULT_LOOP_POLICY,
+  DEFAULT_SIM_OPTIONS,
+  type SimOptions,
+  type Workload,
+} from './runner.ts'
+import type { ImportanceKind } from './universe.ts'
 import { HOURS_PER_DAY, MS_PER_DAY } from '../math/units.ts'
 import { isLoopbackHost } from '../loopback.ts'
 
@@ -32,6 +38,10 @@ interface EndToEndOptions {
   fleetLagDays: number
   /** The run is abandoned after this much wall time. */
   maxWallSeconds: number
+  /** Share of hosts whose pages report Last-Modified (SimOptions.lastModifiedShare; 0: the crawler reports none). */
+  lastModifiedShare: number
+  /** Where the replay workloads' histories are (SimOptions.replayDir). */
+  replayDir: string
   log: (line: string) => void
 }
 
@@ -47,6 +57,8 @@ export const DEFAULT_E2E_OPTIONS: Omit<EndToEndOptions, 'url' | 'log'> = {
   stepDays: 1 / 48,
   fleetLagDays: 0,
   maxWallSeconds: 900,
+  lastModifiedShare: DEFAULT_SIM_OPTIONS.lastModifiedShare,
+  replayDir: DEFAULT_SIM_OPTIONS.replayDir,
 }
 
 /** Simulated time 0 (the service's simulated clock starts at the epoch and is moved here first). */
@@ -77,8 +89,6 @@ interface EndToEndReport {
 export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndReport> {
   const base = new URL(options.url)
   if (!isLoopbackHost(base.hostname)) throw new Error(`--e2e only drives a service on loopback, not ${base.hostname}`)
-  if (options.workload.startsWith('replay'))
-    throw new Error('--e2e runs a synthetic workload (poisson, pareto, weibull, drift)')
   const started = Date.now()
   let requests = 0
   const api = createRecrawlClient({
@@ -92,23 +102,22 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
     },
   })
 
-  const universe = syntheticUniverse({
-    workload: options.workload as SyntheticWorkload,
-    importanceKind: options.importance,
+  const simOptions: SimOptions = {
+    ...DEFAULT_SIM_OPTIONS,
     pageCount: options.pageCount,
     horizonDays: options.horizonDays,
     warmupDays: options.warmupDays,
+    seed: options.seed,
     crawlsPerPagePerDay: options.crawlsPerPagePerDay,
-    random: createRandom(deriveSeed(options.seed, 'changes', options.workload)),
-    importanceRandom: createRandom(deriveSeed(options.seed, 'importance', options.workload, options.importance)),
-    hostRandom: createRandom(deriveSeed(options.seed, 'hosts', options.workload)),
-    lastModifiedShare: DEFAULT_SIM_OPTIONS.lastModifiedShare,
-    lastModifiedRandom: createRandom(deriveSeed(options.seed, 'last-modified', options.workload)),
-  })
+    reoptimizeDays: options.reoptimizeDays,
+    lastModifiedShare: options.lastModifiedShare,
+    replayDir: options.replayDir,
+  }
+  // The universe the in-process policies are scored on too (synthetic, or replayed histories).
+  const universe = await buildUniverse(options.workload, options.importance, simOptions)
   const n = universe.pageCount
-  // Pages of one simulated host share its rate level (universe.ts), and its host name.
-  const urlOf = (i: number) =>
-    `https://${universe.hostNames?.[universe.hostOfPage?.[i] ?? 0] ?? 'sim.example'}/page/${i}`
+  // Pages of one simulated host (a replay's directory) share a host name: host-<index>.example.
+  const urlOf = (i: number) => `https://host-${universe.hostOfPage?.[i] ?? 0}.example/page/${i}`
   const indexOf = new Map<string, number>()
   for (let i = 0; i < n; i++) indexOf.set(urlOf(i), i)
 
@@ -221,15 +230,6 @@ export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndRep
   const budgetCrawls = universe.budgetCrawlsPerDay * options.horizonDays
   const wallSeconds = (Date.now() - started) / 1000
 
-  const simOptions: SimOptions = {
-    ...DEFAULT_SIM_OPTIONS,
-    pageCount: options.pageCount,
-    horizonDays: options.horizonDays,
-    warmupDays: options.warmupDays,
-    seed: options.seed,
-    crawlsPerPagePerDay: options.crawlsPerPagePerDay,
-    reoptimizeDays: options.reoptimizeDays,
-  }
   const inProcess = ['oracle-periodic', 'oracle-renewal', DEFAULT_LOOP_POLICY, 'nutch', 'proportional', 'uniform'].map(
     (policy) => {
       const r = runPolicy(
