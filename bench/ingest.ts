@@ -274,7 +274,7 @@ function ceilingSender(pool: pg.Pool, source: BatchSource) {
         })
       }
       const ins = await insertObservations(client, inserts)
-      await writeCrawledPages(client, updates)
+      await writeCrawledPages(client, updates, Date.now())
       return ins.size
     })
     return { items: items.length, notAccepted: items.length - inserted }

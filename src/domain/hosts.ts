@@ -33,7 +33,7 @@ export function normalizeHostName(raw: string, rules: UrlRules, path = '/params/
   return host
 }
 
-/** The canonical name of a host, under the URL rules read FOR SHARE: a change of the rules waits for this transaction. */
+/** The canonical name of a host, under the URL rules held `share` (settingsRepo.ts): a change of the rules waits for this transaction. */
 async function canonicalHostIn(client: Queryable, rawHost: string): Promise<string> {
   return normalizeHostName(rawHost, (await loadSettings(client, 'share')).urls)
 }
@@ -121,13 +121,13 @@ function toHost(row: HostRow): Host {
 }
 
 export async function putHostLimits(
-  deps: Pick<DomainDeps, 'pool'>,
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
   rawHost: string,
   limits: { maxCrawlsPerDay: number | null; minDelaySeconds: number | null },
 ): Promise<Host> {
   const host = await withTransaction(deps.pool, async (c) => {
     const name = await canonicalHostIn(c, rawHost)
-    await upsertHost(c, { host: name, ...limits })
+    await upsertHost(c, { host: name, ...limits }, deps.clock.nowMs())
     return name
   })
   return toHost((await getHost(deps.pool, host))!)

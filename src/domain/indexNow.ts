@@ -54,7 +54,7 @@ export const indexNowKeyListSchema = z
 
 type IndexNowKeyList = z.infer<typeof indexNowKeyListSchema>
 
-/** The canonical name of a host, under the URL rules read FOR SHARE: a change of the rules waits for this transaction. */
+/** The canonical name of a host, under the URL rules held `share` (settingsRepo.ts): a change of the rules waits for this transaction. */
 async function hostNameIn(client: Parameters<typeof loadSettings>[0], rawHost: string): Promise<string> {
   return normalizeHostName(rawHost, (await loadSettings(client, 'share')).urls)
 }

@@ -153,7 +153,7 @@ export async function ingestObservations(deps: DomainDeps, items: readonly Obser
       }
     }
     for (const { row, write } of replays) writes.push(await replayPage(client, row, write, ctx))
-    await writeCrawledPages(client, writes)
+    await writeCrawledPages(client, writes, nowMs)
     // The crawls judge the change signals that preceded them (docs/math.md 5.1).
     await judgeCrawlSignals(client, batch.crawlsForSignals)
     batch.throttled = await throttledHosts(client)
@@ -382,7 +382,7 @@ async function adaptHostPacing(deps: DomainDeps, batch: BatchResult, nowMs: numb
   }
   if (updates.length === 0) return 0
   try {
-    await withTransaction(deps.pool, (client) => writeHostPacing(client, updates))
+    await withTransaction(deps.pool, (client) => writeHostPacing(client, updates, nowMs))
     return backedOff
   } catch (err) {
     deps.logger?.warn({ err, hosts: updates.length }, 'could not adapt host pacing; the crawls are stored')

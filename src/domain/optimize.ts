@@ -186,7 +186,7 @@ async function solveAndWrite(
   const nowMs = deps.clock.nowMs()
   const optimizer = { lambda: solution.lambda, hostLambdas, pages: n, priors, signalCover }
   const ctx = stepContext(settings, optimizer, nowMs, deps.random)
-  /** Still the settings the run solved with (read FOR SHARE, so they cannot change before this transaction commits)? */
+  /** Still the settings the run solved with (held `share`, so they cannot change before this transaction commits)? */
   const settingsUnchanged = async (q: Queryable) =>
     JSON.stringify(await loadSettings(q, 'share')) === JSON.stringify(settings)
 

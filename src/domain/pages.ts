@@ -305,7 +305,7 @@ export async function putPages(
     const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
-    const written = await upsertPages(client, upserts, nowMs)
+    const written = await upsertPages(client, upserts, nowMs, nowMs)
     if (written.length < upserts.length) throw otherKindConflict(upserts, written)
     // New pages, most important first, get first due times spread over the time the budget needs for them.
     const fresh = written.filter((w) => w.created).sort((a, b) => b.row.importance - a.row.importance)
@@ -317,7 +317,7 @@ export async function putPages(
       // Importance and bounds may have changed: the rate the stored λ gives, and its due time.
       return { id: row.id, ...retimePage(page, ctx) }
     })
-    await writeSchedules(client, schedules)
+    await writeSchedules(client, schedules, nowMs)
     return { created, updated: written.length - created }
   })
 }
@@ -428,7 +428,7 @@ const RETIME_CHUNK_PAGES = 2000
 /**
  * Re-derives every page's estimates (new clipping bounds, LLN α, estimator choice), rate and due
  * time after a settings change, streaming pages in id order in chunks. Runs inside the caller's
- * transaction, which holds the settings row FOR UPDATE.
+ * transaction, which holds the settings `update` (settingsRepo.ts).
  */
 export async function retimeAllPages(
   client: Queryable,
@@ -441,7 +441,7 @@ export async function retimeAllPages(
     const rows: PageRow[] = await listPages(client, { filter: ANY_PAGE, afterId, limit: chunkSize })
     if (rows.length === 0) return total
     const schedules = rows.map((row) => ({ id: row.id, ...retimePage(pageStateOf(row), ctx, { reestimate: true }) }))
-    await writeSchedules(client, schedules)
+    await writeSchedules(client, schedules, ctx.nowMs)
     total += rows.length
     afterId = rows[rows.length - 1]!.id
   }

@@ -51,10 +51,12 @@ export async function patchSettings(
           `infeasible crawl budget: the pages' minimum crawl rates need ${needed} crawls per day but budgetCrawlsPerDay would be ${next.budgetCrawlsPerDay}; nothing was changed`,
         )
     }
-    await writeSettingsDocument(client, next)
+    await writeSettingsDocument(client, next, deps.clock.nowMs())
     // New URL rules rename stored pages and host limits now (or refuse a merge), so that every stored name is canonical.
     const urlsChanged = JSON.stringify(current.urls) !== JSON.stringify(next.urls)
-    const renamed = urlsChanged ? await applyUrlRules(client, next.urls) : { pagesRenamed: 0, hostsRenamed: 0 }
+    const renamed = urlsChanged
+      ? await applyUrlRules(client, next.urls, deps.clock.nowMs())
+      : { pagesRenamed: 0, hostsRenamed: 0 }
     const affects = RETIMING_KEYS.some((k) => JSON.stringify(current[k]) !== JSON.stringify(next[k]))
     let pagesRescheduled = 0
     if (affects) {

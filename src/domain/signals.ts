@@ -227,7 +227,7 @@ async function applySignals(
     if (inserted.size !== inserts.length) throw new Error('a signal checked as new is stored already')
     await addPendingSignals(client, pending)
     await addTrustIncrements(client, [...increments.values()])
-    await writeSchedules(client, schedules)
+    await writeSchedules(client, schedules, nowMs)
     receipt.discovered = counts.discovered
   })
   receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
@@ -468,11 +468,11 @@ export async function listSourceHosts(
 }
 
 export async function putSourceSettings(
-  deps: Pick<DomainDeps, 'pool'>,
+  deps: Pick<DomainDeps, 'pool' | 'clock'>,
   source: string,
   config: SignalSourceConfig,
 ): Promise<z.infer<typeof signalSourceSchema>> {
-  await writeSignalSourceConfig(deps.pool, source, config)
+  await writeSignalSourceConfig(deps.pool, source, config, deps.clock.nowMs())
   const { sources } = await listSources(deps)
   return sources.find((s) => s.source === source)!
 }

@@ -28,12 +28,13 @@ const MERGES_SHOWN = 5
  * Renames every host limit, IndexNow key host and page whose name is not canonical under `rules`. A name that would
  * become the name of another stored host or page would merge the two: then nothing is renamed and the
  * change is refused (422), naming the merges, so that the operator deletes one of each pair first or
- * keeps the rule off. Runs in the caller's transaction, which holds the settings row FOR UPDATE: no page
+ * keeps the rule off. Runs in the caller's transaction, which holds the settings `update` (settingsRepo.ts): no page
  * is written or registered meanwhile, and host limit changes wait for it.
  */
 export async function applyUrlRules(
   client: Queryable,
   rules: UrlRules,
+  nowMs: number,
 ): Promise<{ pagesRenamed: number; hostsRenamed: number }> {
   const hostRenames: { from: string; to: string }[] = []
   const hostMerges: string[] = []
@@ -53,7 +54,7 @@ export async function applyUrlRules(
     }
   }
   if (hostMerges.length > 0) throw mergeRefusal('host limits', hostMerges)
-  await renameHosts(client, hostRenames)
+  await renameHosts(client, hostRenames, nowMs)
   // IndexNow keys follow their hosts; two names that become one keep the keys of both.
   const keyRenames = (await lockIndexNowKeyHosts(client)).flatMap((from) => {
     const to = canonicalHostName(from, rules) ?? from
@@ -87,7 +88,7 @@ export async function applyUrlRules(
     }
     if (pageMerges.length >= MERGES_SHOWN) break
     if (pageMerges.length === 0) {
-      await renamePages(client, renames)
+      await renamePages(client, renames, nowMs)
       pagesRenamed += renames.length
     }
   }

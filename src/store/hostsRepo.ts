@@ -19,21 +19,58 @@ const HOST_COLUMNS = `h.host, h.max_crawls_per_day AS "maxCrawlsPerDay", h.min_d
   h.crawl_delay_seconds AS "crawlDelaySeconds", h.throttle_delay_seconds AS "throttleDelaySeconds", h.pace_seconds AS "paceSeconds",
   (SELECT count(*)::int FROM pages p WHERE p.host = h.host) AS pages`
 
-export async function upsertHost(
-  q: Queryable,
-  host: { host: string; maxCrawlsPerDay: number | null; minDelaySeconds: number | null },
-): Promise<void> {
+/**
+ * Marks or unmarks the pages of these hosts, whose rows this transaction has written (and so holds locked),
+ * when the sign of a host's pace no longer matches how its pages are marked (hosts.pages_polite, migrations/0026).
+ * Pages of a paced host are kept out of the global due order and served one per host and per pace (leasesRepo.ts).
+ */
+async function syncPoliteMarks(q: Queryable, hosts: readonly string[]): Promise<void> {
+  if (hosts.length === 0) return
+  const { rows } = await q.query<{ host: string; polite: boolean }>(
+    `UPDATE hosts h SET pages_polite = h.pace_seconds > 0
+     WHERE h.host = ANY($1::text[]) AND h.pages_polite <> (h.pace_seconds > 0)
+     RETURNING h.host, h.pages_polite AS polite`,
+    [hosts],
+  )
+  await markPages(q, rows)
+}
+
+/**
+ * Sets the politeness mark of every page of these hosts, found through pages (host, id); the join names the
+ * host on both sides, as Citus needs to join the two tables where they live when both are distributed by host.
+ */
+async function markPages(q: Queryable, hosts: readonly { host: string; polite: boolean }[]): Promise<void> {
+  if (hosts.length === 0) return
   await q.query(
-    `INSERT INTO hosts (host, max_crawls_per_day, min_delay_seconds) VALUES ($1, $2, $3)
-     ON CONFLICT (host) DO UPDATE SET max_crawls_per_day = excluded.max_crawls_per_day,
-       min_delay_seconds = excluded.min_delay_seconds, updated_at = now()`,
-    [host.host, host.maxCrawlsPerDay, host.minDelaySeconds],
+    `UPDATE page_schedule s SET polite = m.polite
+     FROM unnest($1::text[], $2::boolean[]) AS m(host, polite), pages p
+     WHERE p.host = m.host AND s.host = p.host AND s.page_id = p.id AND s.polite <> m.polite`,
+    [hosts.map((h) => h.host), hosts.map((h) => h.polite)],
   )
 }
 
+export async function upsertHost(
+  q: Queryable,
+  host: { host: string; maxCrawlsPerDay: number | null; minDelaySeconds: number | null },
+  nowMs: number,
+): Promise<void> {
+  await q.query(
+    `INSERT INTO hosts (host, max_crawls_per_day, min_delay_seconds, updated_at) VALUES ($1, $2, $3, $4::timestamptz)
+     ON CONFLICT (host) DO UPDATE SET max_crawls_per_day = excluded.max_crawls_per_day,
+       min_delay_seconds = excluded.min_delay_seconds, updated_at = excluded.updated_at`,
+    [host.host, host.maxCrawlsPerDay, host.minDelaySeconds, new Date(nowMs)],
+  )
+  await syncPoliteMarks(q, [host.host])
+}
+
+/** Deletes a host's row; its pages, if marked polite, return to the global due order. */
 export async function deleteHost(q: Queryable, host: string): Promise<boolean> {
-  const { rowCount } = await q.query('DELETE FROM hosts WHERE host = $1', [host])
-  return (rowCount ?? 0) > 0
+  const { rows } = await q.query<{ polite: boolean }>(
+    'DELETE FROM hosts WHERE host = $1 RETURNING pages_polite AS polite',
+    [host],
+  )
+  if (rows[0]?.polite === true) await markPages(q, [{ host, polite: false }])
+  return rows.length > 0
 }
 
 /** Hosts with configured limits, with their page counts. */
@@ -122,15 +159,20 @@ export interface HostPacingUpdate {
 
 /**
  * Writes hosts' adaptive pacing, in host order (creating the row of a host that has no limits yet). A host
- * whose pace becomes positive gets its pages marked polite by the hosts triggers (migrations/0009).
+ * whose pace becomes positive gets its pages marked polite, one whose pace falls to 0 unmarked (migrations/0026).
+ * The time is the clock's, carried in the inserted rows (see upsertPages in pagesRepo.ts for why).
  */
-export async function writeHostPacing(q: Queryable, updates: readonly HostPacingUpdate[]): Promise<void> {
+export async function writeHostPacing(
+  q: Queryable,
+  updates: readonly HostPacingUpdate[],
+  nowMs: number,
+): Promise<void> {
   if (updates.length === 0) return
   const sorted = [...updates].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
   await q.query(
     `INSERT INTO hosts AS h (host, throttle_delay_seconds, next_lease_at, block_incidents, blocked_until, timeouts_in_a_row,
-       pushback_pace_seconds)
-     SELECT u.host, u.throttle, u.pause_until, u.incidents, u.blocked_until, u.timeouts, u.pushback
+       pushback_pace_seconds, updated_at)
+     SELECT u.host, u.throttle, u.pause_until, u.incidents, u.blocked_until, u.timeouts, u.pushback, $8::timestamptz
      FROM unnest($1::text[], $2::float8[], $3::timestamptz[], $4::int[], $5::timestamptz[], $6::int[], $7::float8[])
        WITH ORDINALITY AS u(host, throttle, pause_until, incidents, blocked_until, timeouts, pushback, ord)
      ORDER BY u.ord
@@ -141,7 +183,7 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
        block_incidents = excluded.block_incidents,
        blocked_until = excluded.blocked_until,
        timeouts_in_a_row = excluded.timeouts_in_a_row,
-       updated_at = now()`,
+       updated_at = excluded.updated_at`,
     [
       sorted.map((u) => u.host),
       sorted.map((u) => u.throttleDelaySeconds),
@@ -150,17 +192,26 @@ export async function writeHostPacing(q: Queryable, updates: readonly HostPacing
       sorted.map((u) => (u.block.blockedUntilMs === null ? null : new Date(u.block.blockedUntilMs))),
       sorted.map((u) => u.block.timeoutsInARow),
       sorted.map((u) => u.pushbackSeconds),
+      new Date(nowMs),
     ],
   )
   const delays = sorted.filter((u) => u.crawlDelaySeconds !== undefined)
-  if (delays.length === 0) return
+  if (delays.length > 0) await writeCrawlDelays(q, delays, nowMs)
+  await syncPoliteMarks(
+    q,
+    sorted.map((u) => u.host),
+  )
+}
+
+async function writeCrawlDelays(q: Queryable, delays: readonly HostPacingUpdate[], nowMs: number): Promise<void> {
   await q.query(
-    `UPDATE hosts h SET crawl_delay_seconds = u.delay, updated_at = now()
+    `UPDATE hosts h SET crawl_delay_seconds = u.delay, updated_at = $3::timestamptz
      FROM unnest($1::text[], $2::float8[]) AS u(host, delay)
      WHERE h.host = u.host`,
     [
       delays.map((u) => u.host),
       delays.map((u) => (u.crawlDelaySeconds !== null && u.crawlDelaySeconds! > 0 ? u.crawlDelaySeconds : null)),
+      new Date(nowMs),
     ],
   )
 }
@@ -330,7 +381,7 @@ export async function refreshHostRollup(q: Queryable, clock: HostOverviewClock):
 
 /**
  * Lists the given hosts in host_rollup (those that got their first page) and drops the rows of the given
- * hosts that have no page left: for statements that move pages between hosts (a URL-rule rename).
+ * hosts that have no page left: for statements that add, delete or move pages (migrations/0022, 0026).
  */
 export async function moveHostRollupRows(
   q: Queryable,
@@ -343,8 +394,12 @@ export async function moveHostRollupRows(
     )
   }
   if (hosts.lost.length > 0) {
+    // The rows are locked in host order first, as the refresh writes them, so that two statements never wait
+    // for each other's rows in opposite orders.
     await q.query(
-      `DELETE FROM host_rollup r WHERE r.host = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.host = r.host)`,
+      `WITH locked AS (SELECT r.host FROM host_rollup r WHERE r.host = ANY($1::text[]) ORDER BY r.host FOR UPDATE)
+       DELETE FROM host_rollup r USING locked l
+       WHERE r.host = l.host AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.host = r.host)`,
       [hosts.lost],
     )
   }

@@ -84,7 +84,7 @@ export async function returnExpiredLeases(q: Queryable, nowMs: number, batch: nu
  *      page per polite host.
  *    - strays: walked pages whose host has a delay but that are not marked polite yet (a concurrent change of
  *      the host; migrations/0008 marks pages on write). They are not handed out but marked, while their host
- *      row is held FOR SHARE (marking), so that a concurrent change of the host (whose trigger clears marks)
+ *      row is held FOR SHARE (marking), so that a concurrent change of the host (which clears marks: hostsRepo.ts)
  *      waits for this statement and then sees them.
  * 3. Grant: the best `limit` candidates, most overdue first, higher importance first when tied; their lease
  *    columns are set, and each served polite host's next_lease_at moves to now + its pace.

@@ -111,11 +111,9 @@ export async function readTransactionXid(q: Queryable): Promise<bigint> {
   return BigInt(rows[0]!.xid)
 }
 
-/** Statements that have deleted pages so far (migrations/0014): a change means pages may be gone. */
+/** Statements that have deleted pages so far (migrations/0014, 0026): a change means pages may be gone. */
 export async function readPageDeletions(q: Queryable): Promise<string> {
-  const { rows } = await q.query<{ n: string }>(
-    `SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM page_deletions`,
-  )
+  const { rows } = await q.query<{ n: string }>('SELECT statements::text AS n FROM page_deletion_count WHERE id')
   return rows[0]!.n
 }
 

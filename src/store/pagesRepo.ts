@@ -12,17 +12,21 @@ import {
 import { recordColumns, selectList, sentFields, setList, wireConverter, wireType, wireValue } from './pageColumns.ts'
 import type { Queryable } from './transaction.ts'
 import { likePrefix } from './likePatterns.ts'
+import { moveHostRollupRows } from './hostsRepo.ts'
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
 
 const PAGES = 'pages p JOIN page_schedule s ON s.page_id = p.id'
 
+/** A new schedule row's politeness mark: its host is paced (migrations/0026; the lease claim marks stragglers). */
+const politeOf = (host: string) => `EXISTS (SELECT 1 FROM hosts h WHERE h.host = ${host} AND h.pace_seconds > 0)`
+
 /**
  * Registers the URLs that are not pages yet (importance 1 and kind `page` unless given, due at `nextCrawlAtMs`); a URL
  * stored already keeps its kind. Returns how
  * many were new. Inserts in URL order so two concurrent batches that register overlapping URLs wait for each
- * other instead of deadlocking.
+ * other instead of deadlocking. Hosts that got their first page join the host overview's list.
  */
 export async function insertMissingPages(
   q: Queryable,
@@ -31,15 +35,16 @@ export async function insertMissingPages(
 ): Promise<number> {
   if (pages.length === 0) return 0
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-  const { rowCount } = await q.query(
+  const { rows } = await q.query<{ host: string }>(
     `WITH u AS MATERIALIZED (
        SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $5::text[]) WITH ORDINALITY AS u(url, host, importance, kind, ord)
      ),
      inserted AS (
        INSERT INTO pages (url, host, kind) SELECT u.url, u.host, u.kind FROM u ORDER BY u.ord ON CONFLICT (url) DO NOTHING RETURNING id, url, host
      )
-     INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
-     SELECT i.id, i.host, u.importance, $4::timestamptz FROM inserted i JOIN u ON u.url = i.url`,
+     INSERT INTO page_schedule (page_id, host, importance, next_crawl_at, polite)
+     SELECT i.id, i.host, u.importance, $4::timestamptz, ${politeOf('i.host')} FROM inserted i JOIN u ON u.url = i.url
+     RETURNING host`,
     [
       sorted.map((p) => p.url),
       sorted.map((p) => p.host),
@@ -48,7 +53,8 @@ export async function insertMissingPages(
       sorted.map((p) => p.kind ?? 'page'),
     ],
   )
-  return rowCount ?? 0
+  await moveHostRollupRows(q, { gained: rows.map((r) => r.host), lost: [] })
+  return rows.length
 }
 
 /** Locks the pages with these URLs, in id order (every writer locks in id order: no deadlocks). */
@@ -76,7 +82,7 @@ const CRAWL_WRITE = `WITH u AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS u("id" bigint, ${recordColumns(CRAWL_SENT)}, "completedLeaseId" uuid)
      ),
      crawl_state AS (
-       UPDATE pages p SET ${setList(CRAWL_FIELDS, 'pages')}, updated_at = now()
+       UPDATE pages p SET ${setList(CRAWL_FIELDS, 'pages')}, updated_at = $2::timestamptz
        FROM u WHERE p.id = u."id"
      )
      UPDATE page_schedule s SET ${setList(CRAWL_FIELDS, 'page_schedule')},
@@ -93,9 +99,14 @@ const crawlRecord = compileRecord<CrawledPageWrite, object>([
   { from: 'completedLeaseId', to: 'completedLeaseId' },
 ])
 
-export async function writeCrawledPages(q: Queryable, updates: readonly CrawledPageWrite[]): Promise<void> {
+/** Writes the pages' crawl state; `nowMs` is the clock's time, stored as the rows' updated_at. */
+export async function writeCrawledPages(
+  q: Queryable,
+  updates: readonly CrawledPageWrite[],
+  nowMs: number,
+): Promise<void> {
   if (updates.length === 0) return
-  await q.query(CRAWL_WRITE, [JSON.stringify(updates.map(crawlRecord))])
+  await q.query(CRAWL_WRITE, [JSON.stringify(updates.map(crawlRecord)), new Date(nowMs)])
 }
 
 /** The fields an upsert sets: given for every page, they replace the stored ones. */
@@ -118,15 +129,15 @@ const UPSERT = `WITH u AS MATERIALIZED (
          WITH ORDINALITY AS u(url, host${UPSERT_SENT.map((k) => `, "${k}"`).join('')}, ord)
      ),
      page AS (
-       INSERT INTO pages AS p (url, host${columnsOf(UPSERT_PAGE_COLUMNS, '')})
-       SELECT u.url, u.host${valuesOf(UPSERT_PAGE_COLUMNS)} FROM u ORDER BY u.ord
-       ON CONFLICT (url) DO UPDATE SET ${excludedOf(UPSERT_PAGE_COLUMNS)}updated_at = now()
+       INSERT INTO pages AS p (url, host${columnsOf(UPSERT_PAGE_COLUMNS, '')}, updated_at)
+       SELECT u.url, u.host${valuesOf(UPSERT_PAGE_COLUMNS)}, $${UPSERT_SENT.length + 4}::timestamptz FROM u ORDER BY u.ord
+       ON CONFLICT (url) DO UPDATE SET ${excludedOf(UPSERT_PAGE_COLUMNS)}updated_at = excluded.updated_at
        WHERE p.kind = excluded.kind
        RETURNING p.*, (xmax = 0) AS created
      ),
      schedule AS (
-       INSERT INTO page_schedule AS s (page_id, host${columnsOf(UPSERT_SCHEDULE_COLUMNS, '')}, next_crawl_at)
-       SELECT page.id, page.host${valuesOf(UPSERT_SCHEDULE_COLUMNS)}, $${UPSERT_SENT.length + 3}::timestamptz
+       INSERT INTO page_schedule AS s (page_id, host${columnsOf(UPSERT_SCHEDULE_COLUMNS, '')}, next_crawl_at, polite)
+       SELECT page.id, page.host${valuesOf(UPSERT_SCHEDULE_COLUMNS)}, $${UPSERT_SENT.length + 3}::timestamptz, ${politeOf('page.host')}
        FROM page JOIN u ON u.url = page.url ORDER BY u.ord
        ON CONFLICT (page_id) DO UPDATE SET ${excludedOf(UPSERT_SCHEDULE_COLUMNS)}version = s.version + 1
        RETURNING s.*
@@ -135,7 +146,10 @@ const UPSERT = `WITH u AS MATERIALIZED (
 
 /**
  * Bulk upsert (PUT semantics: the given attributes replace the stored ones). URL order, as for
- * registration. New pages are due at `nextCrawlAtMs`. Returns every touched row and whether it was new.
+ * registration. New pages are due at `nextCrawlAtMs`; every written page's updated_at becomes `nowMs`, the
+ * clock's time. It travels in the inserted row (excluded.updated_at): Citus refuses functions such as now() in
+ * ON CONFLICT ... DO UPDATE, and fails on a parameter there when the rows come from a SELECT.
+ * Returns every touched row and whether it was new; hosts that got their first page join the host overview's list.
  * A URL stored with another kind (a page given as a sitemap, or the reverse) is left as it is and not
  * returned: the caller refuses the batch (its kind never changes).
  */
@@ -143,6 +157,7 @@ export async function upsertPages(
   q: Queryable,
   pages: readonly PageUpsert[],
   nextCrawlAtMs: number,
+  nowMs: number,
 ): Promise<{ row: PageRow; created: boolean }[]> {
   if (pages.length === 0) return []
   const sorted = [...pages].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
@@ -151,7 +166,9 @@ export async function upsertPages(
     sorted.map((p) => p.host),
     ...UPSERT_SENT.map((k) => sorted.map((p) => wireValue(PAGE_FIELDS[k], p[k]))),
     new Date(nextCrawlAtMs),
+    new Date(nowMs),
   ])
+  await moveHostRollupRows(q, { gained: rows.filter((r) => r.created).map((r) => r.host), lost: [] })
   return rows.map(({ created, ...row }) => ({ row, created }))
 }
 
@@ -167,17 +184,22 @@ const RETIME = `WITH u AS MATERIALIZED (
          AS u(id${RETIME_SENT.map((k) => `, "${k}"`).join('')})
      ),
      estimate AS (
-       UPDATE pages p SET ${setList(RETIME_FIELDS, 'pages')}, updated_at = now() FROM u WHERE p.id = u.id
+       UPDATE pages p SET ${setList(RETIME_FIELDS, 'pages')}, updated_at = $${RETIME_SENT.length + 2}::timestamptz
+       FROM u WHERE p.id = u.id
      )
      UPDATE page_schedule s SET ${setList(RETIME_FIELDS, 'page_schedule')}
      FROM u WHERE s.page_id = u.id`
 
-/** Writes new estimates, rates and due times in one statement (after an upsert or a settings change). */
-export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[]): Promise<void> {
+/**
+ * Writes new estimates, rates and due times in one statement (after an upsert or a settings change); the
+ * pages' updated_at becomes `nowMs`, the clock's time.
+ */
+export async function writeSchedules(q: Queryable, schedules: readonly PageSchedule[], nowMs: number): Promise<void> {
   if (schedules.length === 0) return
   await q.query(RETIME, [
     schedules.map((s) => s.id),
     ...RETIME_SENT.map((k) => schedules.map((s) => wireValue(PAGE_FIELDS[k], s[k]))),
+    new Date(nowMs),
   ])
 }
 
@@ -244,15 +266,31 @@ export async function countPages(q: Queryable, filter: PageFilter): Promise<numb
   return rows[0]?.n ?? 0
 }
 
+/**
+ * Deletes the pages over p that `where` takes (and by cascade their schedule and history), in one statement.
+ * In the same transaction, when it deleted any, the page-deletion counter moves, so the optimiser's kept page set
+ * is read again once the deletion is visible (optimizerPages.ts), and hosts that lost their last page leave the
+ * host overview's list (migrations/0026). Returns how many pages it deleted.
+ */
+async function deletePagesOf(q: Queryable, where: string, values: unknown[]): Promise<number> {
+  const { rows } = await q.query<{ host: string; n: number }>(
+    `WITH d AS (DELETE FROM pages p WHERE ${where} RETURNING p.host) SELECT host, count(*)::int AS n FROM d GROUP BY host`,
+    values,
+  )
+  const deleted = rows.reduce((sum, r) => sum + r.n, 0)
+  if (deleted === 0) return 0
+  await q.query('UPDATE page_deletion_count SET statements = statements + 1 WHERE id')
+  await moveHostRollupRows(q, { gained: [], lost: rows.map((r) => r.host) })
+  return deleted
+}
+
 /** Deletes the pages the filter takes (and by cascade their history), in one statement. Returns how many. */
 export async function deletePagesWhere(q: Queryable, filter: PageFilter): Promise<number> {
   const where = filterSql(filter, 1)
-  const { rowCount } = await q.query(`DELETE FROM pages p WHERE ${where.sql}`, where.values)
-  return rowCount ?? 0
+  return deletePagesOf(q, where.sql, where.values)
 }
 
 /** Deletes a page and (by cascade) its history. Returns whether it existed. */
 export async function deletePage(q: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await q.query('DELETE FROM pages WHERE id = $1::bigint', [id])
-  return (rowCount ?? 0) > 0
+  return (await deletePagesOf(q, 'p.id = $1::bigint', [id])) > 0
 }

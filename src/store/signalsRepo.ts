@@ -20,12 +20,17 @@ export async function readSignalSourceConfigs(
   return new Map(rows.map((r) => [r.source, { discover: r.discover, discoverImportance: r.discoverImportance }]))
 }
 
-export async function writeSignalSourceConfig(q: Queryable, source: string, config: SignalSourceConfig): Promise<void> {
+export async function writeSignalSourceConfig(
+  q: Queryable,
+  source: string,
+  config: SignalSourceConfig,
+  nowMs: number,
+): Promise<void> {
   await q.query(
-    `INSERT INTO signal_sources (source, discover, discover_importance) VALUES ($1, $2, $3)
+    `INSERT INTO signal_sources (source, discover, discover_importance, updated_at) VALUES ($1, $2, $3, $4::timestamptz)
      ON CONFLICT (source) DO UPDATE SET discover = excluded.discover, discover_importance = excluded.discover_importance,
-       updated_at = now()`,
-    [source, config.discover, config.discoverImportance],
+       updated_at = excluded.updated_at`,
+    [source, config.discover, config.discoverImportance, new Date(nowMs)],
   )
 }
 

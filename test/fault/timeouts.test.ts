@@ -15,6 +15,7 @@ import { manualClock } from '../../src/domain/clock.ts'
 import { createRandom } from '../../src/math/random.ts'
 import { openDatabase, type Database, type DatabaseTimeouts } from '../../src/store/db.ts'
 import { migrate } from '../../src/store/migrate.ts'
+import { lockSettings } from '../../src/store/settingsRepo.ts'
 import { isDatabaseUnavailable, withTransaction } from '../../src/store/transaction.ts'
 import { T0 } from '../helpers/testApp.ts'
 
@@ -184,12 +185,15 @@ describe(
       await admin.end()
     })
 
-    /** Holds the settings row FOR UPDATE on a connection of its own until the returned function is called. */
-    async function holdSettingsLock(): Promise<() => Promise<void>> {
+    /**
+     * Holds the settings as a settings change does (`update`) or as an ingest batch does (`share`), on a connection
+     * of its own until the returned function is called.
+     */
+    async function holdSettingsLock(kind: 'update' | 'share' = 'update'): Promise<() => Promise<void>> {
       const holder = new pg.Client({ connectionString: url })
       await holder.connect()
       await holder.query('BEGIN')
-      await holder.query('SELECT 1 FROM settings WHERE id FOR UPDATE')
+      await lockSettings(holder, kind)
       return async () => {
         await holder.query('ROLLBACK')
         await holder.end()
@@ -220,7 +224,7 @@ describe(
         assert.equal(patch.statusCode, 503, patch.body)
         assert.equal(patch.headers['retry-after'], '5')
         assert.match(patch.json().detail, /DATABASE_LOCK_TIMEOUT_MS/)
-        // Ingest reads the settings FOR SHARE, which waits for the same lock.
+        // Ingest holds the settings shared, which waits for the same lock.
         const ingest = await app.inject({
           method: 'POST',
           url: '/v1/observations',
@@ -238,6 +242,41 @@ describe(
       assert.equal(settings.statusCode, 200)
       assert.deepEqual(settings.json(), settingsBefore)
       assert.equal(await pages(), pagesBefore)
+      await app.close()
+    })
+
+    it('a settings change waits for a transaction that holds the settings shared; other holders do not', async () => {
+      const db = await openWith({ connectMs: 5_000, statementMs: 10_000, lockMs: 300, idleInTransactionMs: 10_000 })
+      const app = await appOn(db)
+      const settingsBefore = (await app.inject({ method: 'GET', url: '/v1/settings' })).json()
+      const release = await holdSettingsLock('share')
+      try {
+        const ingest = await app.inject({
+          method: 'POST',
+          url: '/v1/observations',
+          payload: {
+            observations: [
+              { url: 'https://shared.example/a', crawledAt: new Date(T0 - 1000).toISOString(), changed: true },
+            ],
+          },
+        })
+        assert.equal(ingest.statusCode, 200, ingest.body)
+        const patch = await app.inject({
+          method: 'PATCH',
+          url: '/v1/settings',
+          payload: { budgetCrawlsPerDay: settingsBefore.budgetCrawlsPerDay + 1 },
+        })
+        assert.equal(patch.statusCode, 503, patch.body)
+        assert.match(patch.json().detail, /DATABASE_LOCK_TIMEOUT_MS/)
+      } finally {
+        await release()
+      }
+      const patch = await app.inject({
+        method: 'PATCH',
+        url: '/v1/settings',
+        payload: { budgetCrawlsPerDay: settingsBefore.budgetCrawlsPerDay + 1 },
+      })
+      assert.equal(patch.statusCode, 200, patch.body)
       await app.close()
     })
 

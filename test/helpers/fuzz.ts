@@ -701,7 +701,11 @@ export async function databaseDigest(q: Queryable): Promise<string> {
 
 /** Every table back to a new database's state (settings and optimiser rows at their defaults). */
 export async function resetDatabase(q: Queryable): Promise<void> {
-  await q.query('TRUNCATE pages, observations, hosts, optimizer_runs, stats_samples RESTART IDENTITY CASCADE')
+  await q.query(
+    'TRUNCATE pages, observations, hosts, host_rollup, optimizer_runs, stats_samples RESTART IDENTITY CASCADE',
+  )
+  // A reset deletes every page: the optimiser's kept page set must not outlive it (src/store/optimizerPages.ts).
+  await q.query('UPDATE page_deletion_count SET statements = statements + 1')
   await q.query(`UPDATE settings SET value = '{}'::jsonb`)
   await q.query(`UPDATE optimizer_state SET lambda = NULL, host_lambdas = '{}'::jsonb, solved_at = NULL, pages = NULL`)
   await q.query('UPDATE lease_budget SET tokens = NULL, updated_at = NULL')
