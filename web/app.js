@@ -705,7 +705,7 @@ function trustCells(t) {
     el(
       'td',
       { class: 'num' },
-      t.changeProbability > 0 ? fmtShare(t.changeProbability) : el('span', { class: 'limited' }, 'untrusted'),
+      t.changeProbability > 0 ? fmtShare(t.informativeShare) : el('span', { class: 'limited' }, 'untrusted'),
     ),
     buildTime,
   ]

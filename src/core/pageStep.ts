@@ -26,8 +26,11 @@ import {
 import type { Random } from '../math/random.ts'
 import { MS_PER_DAY, MS_PER_SECOND } from '../math/units.ts'
 import {
+  changedProbabilityGivenSignal,
   coversPage,
   NO_SIGNAL_COVER,
+  periodicMarginalCrawlValue,
+  signalPullNetWorth,
   unsignalledChangesPerDay,
   type SignalCover,
   type SignalCovers,
@@ -744,17 +747,21 @@ export function scheduledChangeProbability(
 }
 
 /**
- * One change signal applied to its page (docs/math.md 5.3). `changedProbability` is P(changed | signal, trust) of
- * the signal's source on the page's host (src/core/signals.ts, changeProbabilityGivenSignal). Crawling the page is
- * worth importance × P(changed) now and importance × scheduledChangeProbability at its scheduled crawl; when the
- * signal makes the first at least the second, the page is due now. Its rate is not touched: the crawl comes out of
- * the same budget and hand-out allowance as every other (leases), and the crawl that follows sets the next due time
- * from the rate as usual. Returns the effect and the page's due time after it.
+ * One change signal applied to its page (docs/math.md 5.3). `informativeShare` is κ, the share of the source's
+ * signals on the page's host that report a real change (src/core/signals.ts, signalInformativeShare; 1 for a signal
+ * trusted outright, 0 for an untrusted source or one that tells nothing). The page's chance of a change since its
+ * content was last seen is κ + (1 − κ)·(1 − e^{−Δ'·age}), its own chance where the signal tells nothing (Δ' the
+ * changes its host's cover leaves to the schedule, 5.4). The page is due now when crawling it now instead of at
+ * its due time is worth more than the crawls that costs (signalPullNetWorth), each valued at the budget's marginal
+ * crawl: the host's multiplier λ of the stored solve, or the page's own marginal value μ f′(ρ) when no multiplier
+ * binds (before the first solve, a budget left unspent) or the objective is not freshness (harmonic). Its rate is
+ * not touched: the crawl comes out of the same budget and hand-out allowance as every other (leases), and the
+ * crawl that follows sets the next due time from the rate as usual. Returns the effect and the page's due time.
  */
 export function applySignal(
   page: SignalInput,
   signal: { signalledAtMs: number; pageLeased: boolean },
-  changedProbability: number,
+  informativeShare: number,
   ctx: StepContext,
 ): { effect: SignalEffect; nextCrawlAtMs: number | null } {
   const keep = (effect: SignalEffect) => ({ effect, nextCrawlAtMs: page.nextCrawlAtMs })
@@ -766,6 +773,41 @@ export function applySignal(
     (page.nextCrawlAtMs !== null && page.nextCrawlAtMs <= ctx.nowMs)
   )
     return keep('alreadyDue')
-  if (!(changedProbability > 0) || changedProbability < scheduledChangeProbability(page, ctx)) return keep('notWorth')
-  return { effect: 'pulled', nextCrawlAtMs: ctx.nowMs }
+  return signalPullNetWorthFor(page, informativeShare, ctx) > 0
+    ? { effect: 'pulled', nextCrawlAtMs: ctx.nowMs }
+    : keep('notWorth')
+}
+
+/**
+ * What pulling an active, crawled page that is not yet due to now is worth, net of its cost, in importance × days
+ * (applySignal, docs/math.md 5.3); −∞ for a page its schedule does not crawl (rate 0) or a signal that moves nothing.
+ */
+export function signalPullNetWorthFor(
+  page: Omit<SignalInput, 'status'>,
+  informativeShare: number,
+  ctx: StepContext,
+): number {
+  const crawlsPerDay = page.crawlsPerDay
+  if (!(informativeShare > 0) || crawlsPerDay === null || !(crawlsPerDay > 0) || page.nextCrawlAtMs === null)
+    return Number.NEGATIVE_INFINITY
+  const changesPerDay = unsignalledChangesPerDay(
+    page.changesPerDay ?? priorRateFor(ctx, page.host),
+    signalCoverFor(page, ctx),
+  )
+  const seenAtMs = page.intervalStartAtMs ?? page.lastCrawledAtMs ?? ctx.nowMs
+  const changedProbability = changedProbabilityGivenSignal(
+    changesPerDay,
+    Math.max(0, ctx.nowMs - seenAtMs) / MS_PER_DAY,
+    informativeShare,
+  )
+  const lambda = ctx.settings.objective === 'harmonic' ? null : lambdaForHost(ctx.optimizer, page.host)
+  return signalPullNetWorth({
+    importance: page.importance,
+    changesPerDay,
+    crawlsPerDay,
+    daysUntilDue: Math.max(0, page.nextCrawlAtMs - ctx.nowMs) / MS_PER_DAY,
+    changedProbability,
+    marginalCrawlValue: lambda ?? periodicMarginalCrawlValue(page.importance, changesPerDay, crawlsPerDay),
+    spacing: ctx.settings.schedule,
+  })
 }

@@ -107,13 +107,16 @@ export function datedSignal(
 /**
  * What a source's signals on one host have been worth, as counts:
  * - precision: of the signals a crawl judged (the page's next crawl after the signalled time), how many saw a change;
- * - recall: of the changes crawls saw on the host, how many the source had signalled.
+ * - recall: of the changes crawls saw on the host, how many the source had signalled;
+ * - change rate: of the crawls that judged an interval on the host while the source signalled there, how many saw a
+ *   change (changesSeen of crawlsJudged): what a signal that tells nothing would score as precision.
  */
 export interface TrustCounts {
   signalsJudged: number
   signalsConfirmed: number
   changesSeen: number
   changesSignalled: number
+  crawlsJudged: number
 }
 
 export const emptyTrustCounts = (): TrustCounts => ({
@@ -121,20 +124,27 @@ export const emptyTrustCounts = (): TrustCounts => ({
   signalsConfirmed: 0,
   changesSeen: 0,
   changesSignalled: 0,
+  crawlsJudged: 0,
 })
 
 export interface Trust {
   precision: BetaPosterior
   recall: BetaPosterior
+  /** P(a crawl of the host saw a change), signalled or not (docs/math.md 5.3). */
+  changeRate: BetaPosterior
 }
 
 const precisionTally = (c: TrustCounts): Tally => ({ hits: c.signalsConfirmed, trials: c.signalsJudged })
 const recallTally = (c: TrustCounts): Tally => ({ hits: c.changesSignalled, trials: c.changesSeen })
+// Counts kept before crawls were counted (crawlsJudged 0) cannot tell the host's change rate.
+const changeRateTally = (c: TrustCounts): Tally =>
+  c.crawlsJudged >= c.changesSeen ? { hits: c.changesSeen, trials: c.crawlsJudged } : { hits: 0, trials: 0 }
 const minus = (a: TrustCounts, b: TrustCounts): TrustCounts => ({
   signalsJudged: Math.max(0, a.signalsJudged - b.signalsJudged),
   signalsConfirmed: Math.max(0, a.signalsConfirmed - b.signalsConfirmed),
   changesSeen: Math.max(0, a.changesSeen - b.changesSeen),
   changesSignalled: Math.max(0, a.changesSignalled - b.changesSignalled),
+  crawlsJudged: Math.max(0, a.crawlsJudged - b.crawlsJudged),
 })
 
 /**
@@ -146,6 +156,7 @@ export function trustOf(host: TrustCounts, fleet: TrustCounts): Trust {
   return {
     precision: borrowedBetaPosterior(precisionTally(host), precisionTally(others)),
     recall: borrowedBetaPosterior(recallTally(host), recallTally(others)),
+    changeRate: borrowedBetaPosterior(changeRateTally(host), changeRateTally(others)),
   }
 }
 
@@ -171,19 +182,49 @@ export function changeProbabilityGivenSignal(trust: Trust): number {
 }
 
 /**
+ * The share κ of a source's signals on a host that report a real change (docs/math.md 5.3): its signals are taken
+ * as a mix of true reports (the page has changed) and signals that come whether or not the page changed, which are
+ * confirmed only as often as any crawl of the host finds a change (the change rate π). The precision q is then
+ * κ + (1 − κ)·π, so κ = (q − π)/(1 − π), with q the precision's lower credible bound and π the change rate's mean,
+ * clamped to [0, 1]. A sitemap whose lastmod is its build time is confirmed as often as any crawl (κ ≈ 0); an
+ * accurate source's κ is near 1. 0 (the signal moves nothing) while the precision or the change rate rests on fewer
+ * than MIN_JUDGED_SIGNALS observations.
+ */
+export function signalInformativeShare(trust: Trust): number {
+  if (trust.precision.evidence < MIN_JUDGED_SIGNALS || trust.changeRate.evidence < MIN_JUDGED_SIGNALS) return 0
+  const precision = trust.precision.lower
+  const changeRate = trust.changeRate.mean
+  return Math.min(1, Math.max(0, (precision - changeRate) / (1 - changeRate)))
+}
+
+/**
  * A source's signals cover its host's changes in the schedule (docs/math.md 5.4) only when the lower bound of
  * their precision reaches this: a page is then given fewer blind crawls, trusting the signals to bring it in.
  */
 const COVER_MIN_PRECISION = 0.9
 
 /**
+ * ...and when at least this share of its signals tells a change beyond the host's chance (signalInformativeShare):
+ * on a host whose pages change between almost any two crawls, a sitemap whose lastmod is its build time reaches
+ * the precision bound without telling anything, and its signals (which pull nothing, docs/math.md 5.3) would not
+ * bring in the crawls a cover takes away.
+ */
+const COVER_MIN_INFORMATIVE_SHARE = 0.5
+
+/**
  * What a source's signals cover of its host's changes (docs/math.md 5.4): the lower credible bounds of its recall
- * (the share of changes it reports) and precision, when the precision bound reaches COVER_MIN_PRECISION and the
- * recall rests on MIN_JUDGED_SIGNALS observations; else nothing (the host is scheduled as if it sent no signals).
+ * (the share of changes it reports) and precision, when the precision bound reaches COVER_MIN_PRECISION, its
+ * informative share COVER_MIN_INFORMATIVE_SHARE and the recall rests on MIN_JUDGED_SIGNALS observations; else
+ * nothing (the host is scheduled as if it sent no signals).
  */
 export function signalCoverOf(trust: Trust): SignalCover {
   const precision = changeProbabilityGivenSignal(trust)
-  if (precision < COVER_MIN_PRECISION || trust.recall.evidence < MIN_JUDGED_SIGNALS || !(trust.recall.lower > 0))
+  if (
+    precision < COVER_MIN_PRECISION ||
+    signalInformativeShare(trust) < COVER_MIN_INFORMATIVE_SHARE ||
+    trust.recall.evidence < MIN_JUDGED_SIGNALS ||
+    !(trust.recall.lower > 0)
+  )
     return NO_SIGNAL_COVER
   return { share: trust.recall.lower, precision }
 }
@@ -207,9 +248,9 @@ export interface PendingSignal {
 /**
  * What one crawl that judged an interval (changed true or false) says about the signals of its page's host
  * (docs/math.md 5.1): every pending signal dated at or before the crawl is judged (confirmed when the crawl saw a
- * change); a change counts towards the recall of every source that signals on the host, signalled when that
- * source's pending signal preceded it. Returns the count increments by source and the signals still pending
- * (dated after the crawl).
+ * change); the crawl counts towards the change rate of every source that signals on the host, and a change towards
+ * their recall, signalled when that source's pending signal preceded it. Returns the count increments by source
+ * and the signals still pending (dated after the crawl).
  */
 export function judgeSignals(
   pending: readonly PendingSignal[],
@@ -235,12 +276,12 @@ export function judgeSignals(
     c.signalsJudged++
     if (changed) c.signalsConfirmed++
   }
-  if (changed) {
-    for (const source of new Set([...hostSources, ...judged])) {
-      const c = bump(source)
-      c.changesSeen++
-      if (judged.has(source)) c.changesSignalled++
-    }
+  for (const source of new Set([...hostSources, ...judged])) {
+    const c = bump(source)
+    c.crawlsJudged++
+    if (!changed) continue
+    c.changesSeen++
+    if (judged.has(source)) c.changesSignalled++
   }
   return { increments, stillPending }
 }
@@ -251,4 +292,5 @@ export function addTrustCounts(a: TrustCounts, b: TrustCounts): void {
   a.signalsConfirmed += b.signalsConfirmed
   a.changesSeen += b.changesSeen
   a.changesSignalled += b.changesSignalled
+  a.crawlsJudged += b.crawlsJudged
 }

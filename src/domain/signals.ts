@@ -6,6 +6,7 @@ import { z } from 'zod'
 import {
   addTrustCounts,
   changeProbabilityGivenSignal,
+  signalInformativeShare,
   checkSignal,
   datedSignal,
   emptyTrustCounts,
@@ -193,7 +194,7 @@ async function applySignals(
         const step = applySignal(
           page,
           { signalledAtMs: signal.signalledAtMs, pageLeased: row.leaseId !== null },
-          changeProbabilityGivenSignal(trustFor(signal.source, row.host)),
+          signalInformativeShare(trustFor(signal.source, row.host)),
           ctx,
         )
         receipt.accepted++
@@ -289,10 +290,12 @@ export interface CrawlForSignals {
 export async function judgeCrawlSignals(client: Queryable, crawls: readonly CrawlForSignals[]): Promise<void> {
   if (crawls.length === 0) return
   const pageIds = [...new Set(crawls.map((c) => c.pageId))]
-  const changedHosts = [...new Set(crawls.filter((c) => c.changed === true).map((c) => c.host))]
+  // Every crawl that judged an interval counts towards its host's change rate (changed or not), a change also
+  // towards recall.
+  const judgingHosts = [...new Set(crawls.filter((c) => c.changed !== null).map((c) => c.host))]
   const [pendingRows, hostSources] = await Promise.all([
     readPendingSignals(client, pageIds),
-    sourcesOnHosts(client, changedHosts),
+    sourcesOnHosts(client, judgingHosts),
   ])
   if (pendingRows.length === 0 && hostSources.size === 0) return
   const pendingByPage = new Map<string, PendingSignal[]>()
@@ -346,10 +349,13 @@ const EXAMPLE_COUNTS = {
   signalsConfirmed: 180,
   changesSeen: 190,
   changesSignalled: 175,
+  crawlsJudged: 600,
   buildTimeDocuments: 0,
   precision: { mean: 0.9, lower: 0.865, alpha: 181, beta: 21, evidence: 200 },
   recall: { mean: 0.92, lower: 0.888, alpha: 176, beta: 16, evidence: 190 },
+  changeRate: { mean: 0.318, lower: 0.287, alpha: 191, beta: 411, evidence: 600 },
   changeProbability: 0.865,
+  informativeShare: 0.802,
 }
 
 const countsSchema = {
@@ -360,15 +366,29 @@ const countsSchema = {
   signalsConfirmed: z.number().int().describe('Judged signals whose crawl saw a change (precision hits).'),
   changesSeen: z.number().int().describe('Changes crawls saw on the host(s) (recall trials).'),
   changesSignalled: z.number().int().describe('Changes the source had signalled (recall hits).'),
+  crawlsJudged: z
+    .number()
+    .int()
+    .describe('Crawls that judged an interval on the host(s) while the source signalled there (change-rate trials).'),
   buildTimeDocuments: z
     .number()
     .int()
     .describe('Sitemap documents whose every lastmod was one time: the build time, not a change time.'),
   precision: posteriorSchema.describe('P(the page changed by its next crawl | signalled).'),
   recall: posteriorSchema.describe('P(signalled | a crawl saw a change).'),
+  changeRate: posteriorSchema.describe(
+    'P(a crawl saw a change), signalled or not: the precision a signal that tells nothing would have.',
+  ),
   changeProbability: z
     .number()
-    .describe('P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted.'),
+    .describe(
+      'The lower bound of the precision, 0 while untrusted: what a cover of the host’s changes rests on (docs/math.md 5.4).',
+    ),
+  informativeShare: z
+    .number()
+    .describe(
+      'The share of its signals that report a real change (docs/math.md 5.3): (precision lower bound − change rate) / (1 − change rate), in [0, 1]; the schedule weighs a signal with it. 0 while untrusted, and about 0 for signals that come whether or not the page changed (a sitemap whose lastmod is its build time).',
+    ),
 }
 
 export const signalSourceSchema = z
@@ -434,11 +454,14 @@ function withTrust(counts: TrustCounts, trust: Trust) {
   return {
     precision: summary(trust.precision),
     recall: summary(trust.recall),
+    changeRate: summary(trust.changeRate),
     changeProbability: changeProbabilityGivenSignal(trust),
+    informativeShare: signalInformativeShare(trust),
     signalsJudged: counts.signalsJudged,
     signalsConfirmed: counts.signalsConfirmed,
     changesSeen: counts.changesSeen,
     changesSignalled: counts.changesSignalled,
+    crawlsJudged: counts.crawlsJudged,
   }
 }
 

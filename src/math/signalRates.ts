@@ -73,3 +73,67 @@ export function solveRatesWithSignals(
   const solution = solveRates({ ...problem, changesPerDay: uncovered, budgetCrawlsPerDay, lambdaHint: plain.lambda })
   return { solution, plainLambda: plain.lambda, coveredPages }
 }
+
+/**
+ * P(changed since the content was last seen | signal) for one page (docs/math.md 5.3). A source's signals are taken
+ * as a mix: a share κ (`informativeShare`) reports a change that happened, the rest come whether or not the page
+ * changed and say nothing. The page's chance is then κ + (1 − κ)·(1 − e^{−Δ·age}), its own chance of a change in
+ * `ageDays` at `changesPerDay` where the signal tells nothing. κ = 0 (a sitemap whose lastmod is its build time)
+ * leaves the page's own chance; κ = 1 (an accurate source, or a signal trusted outright) makes it 1.
+ */
+export function changedProbabilityGivenSignal(
+  changesPerDay: number,
+  ageDays: number,
+  informativeShare: number,
+): number {
+  const kappa = Math.min(1, Math.max(0, informativeShare))
+  const own = -Math.expm1(-Math.max(0, changesPerDay) * Math.max(0, ageDays))
+  return kappa + (1 - kappa) * own
+}
+
+/** (1 − e^{−a})/a, 1 at a = 0. */
+const freshShare = (a: number): number => (a > 1e-12 ? -Math.expm1(-a) / a : 1 - a / 2)
+
+/**
+ * What crawling a page now instead of at its due time is worth, net of the crawl it costs, in importance × days
+ * (docs/math.md 5.3), for Poisson changes at `changesPerDay` and a page crawled at `crawlsPerDay`:
+ *
+ * - periodic schedule, due in d days: the pulled crawl moves the page's phase d days earlier, which costs ρ·d
+ *   crawls, each worth the budget's marginal crawl (`marginalCrawlValue`, λ), and buys
+ *   μ·[f(ρ)·d − (1 − p)·(1 − e^{−Δd})/Δ], with f(ρ) = (1 − e^{−Δ/ρ})/(Δ/ρ) the page's periodic freshness and p
+ *   the chance it has changed by now;
+ * - Poisson schedule (memoryless: the pulled crawl is one crawl more): μ·p/(Δ + ρ) − λ.
+ *
+ * Positive: the signal is worth its crawl. For a page at its optimal rate (μ f′(ρ) = λ) whose signal tells nothing
+ * (p = its own chance of a change by now), the periodic net worth is 0 at the due time and negative before it.
+ */
+export function signalPullNetWorth(page: {
+  importance: number
+  changesPerDay: number
+  crawlsPerDay: number
+  daysUntilDue: number
+  changedProbability: number
+  marginalCrawlValue: number
+  spacing: 'periodic' | 'poisson'
+}): number {
+  const { importance: mu, crawlsPerDay: rho, changedProbability: p, marginalCrawlValue: lambda } = page
+  const delta = Math.max(0, page.changesPerDay)
+  if (page.spacing === 'poisson') return (mu * p) / (delta + rho) - lambda
+  const d = Math.max(0, page.daysUntilDue)
+  const freshness = freshShare(delta / rho)
+  const freshDaysUntilDue = d * freshShare(delta * d)
+  return mu * (freshness * d - (1 - p) * freshDaysUntilDue) - lambda * rho * d
+}
+
+/**
+ * The page's own marginal value of a crawl under the periodic schedule, μ f′(ρ) = (μ/Δ)·(1 − (1 + x)e^{−x}) with
+ * x = Δ/ρ (docs/math.md 3.3), in importance × days: what the pull rule compares with when no multiplier binds.
+ */
+export function periodicMarginalCrawlValue(importance: number, changesPerDay: number, crawlsPerDay: number): number {
+  const delta = Math.max(0, changesPerDay)
+  if (!(delta > 0) || !(crawlsPerDay > 0)) return 0
+  const x = delta / crawlsPerDay
+  // 1 − (1 + x)e^{−x}, by its series where the closed form cancels.
+  const g = x < 1e-4 ? (x * x) / 2 - (x * x * x) / 3 : -Math.expm1(-x) - x * Math.exp(-x)
+  return (importance / delta) * g
+}

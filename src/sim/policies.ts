@@ -16,7 +16,7 @@ import { periodicRatesForAgeLaws } from '../math/renewal/lawRates.ts'
 import type { Random } from '../math/random.ts'
 import {
   addTrustCounts,
-  changeProbabilityGivenSignal,
+  signalInformativeShare,
   emptyTrustCounts,
   hostSignalCover,
   judgeSignals,
@@ -298,7 +298,7 @@ export function recrawlPolicy(
       if (pending) pendingSignals[page] = pending.filter((p) => p.signalledAtMs > crawledAtMs)
       return
     }
-    if (!pending && !(changed && hostSources.has(host))) return
+    if (!pending && !hostSources.has(host)) return
     const verdict = judgeSignals(pending ?? [], crawledAtMs, changed, hostSources.has(host) ? [SIM_SIGNAL_SOURCE] : [])
     pendingSignals[page] = verdict.stillPending.length > 0 ? verdict.stillPending : undefined
     for (const counts of verdict.increments.values()) {
@@ -376,9 +376,9 @@ export function recrawlPolicy(
       const changed = events.changedDays[k]!
       const signalledAtMs = Number.isNaN(changed) ? nowMs : Math.round(changed * MS_PER_DAY)
       hostSources.add(page.host)
-      const changedProbability =
-        trust === 'blind' ? 1 : changeProbabilityGivenSignal(trustOf(hostCounts(page.host), sourceTrust))
-      const step = applySignal(page, { signalledAtMs, pageLeased: false }, changedProbability, context(nowMs, i))
+      const informativeShare =
+        trust === 'blind' ? 1 : signalInformativeShare(trustOf(hostCounts(page.host), sourceTrust))
+      const step = applySignal(page, { signalledAtMs, pageLeased: false }, informativeShare, context(nowMs, i))
       if (step.effect !== 'stale') {
         // One pending signal per page and source: the earliest.
         const pending = pendingSignals[i]

@@ -246,8 +246,10 @@ export function createPolicy(
   seedLabels: string[],
   signals: ReturnType<typeof signalEvents> | null = universeSignals(universe, options),
 ): SimPolicy {
-  // Both oracles draw the same phases, so where their rates agree (Poisson pages) so does their freshness.
-  const seedName = name === RENEWAL_ORACLE_POLICY ? ORACLE_POLICY : name
+  // Both oracles draw the same phases, so where their rates agree (Poisson pages) so does their freshness. A loop
+  // that ignores or blindly trusts the signals draws what the loop that learns them draws (common random numbers),
+  // so the difference between them is the signals', not the seed's.
+  const seedName = name === RENEWAL_ORACLE_POLICY ? ORACLE_POLICY : name.replace(/-(ignore|blind)-signals$/, '')
   const random = createRandom(deriveSeed(options.seed, 'policy', seedName, ...seedLabels))
   switch (name) {
     case 'uniform':

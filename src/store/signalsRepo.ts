@@ -87,9 +87,11 @@ export async function storedSignals(
 }
 
 const COUNT_COLUMNS = `signals_judged::float8 AS "signalsJudged", signals_confirmed::float8 AS "signalsConfirmed",
-  changes_seen::float8 AS "changesSeen", changes_signalled::float8 AS "changesSignalled"`
+  changes_seen::float8 AS "changesSeen", changes_signalled::float8 AS "changesSignalled",
+  crawls_judged::float8 AS "crawlsJudged"`
 const SUM_COLUMNS = `sum(signals_judged)::float8 AS "signalsJudged", sum(signals_confirmed)::float8 AS "signalsConfirmed",
-  sum(changes_seen)::float8 AS "changesSeen", sum(changes_signalled)::float8 AS "changesSignalled"`
+  sum(changes_seen)::float8 AS "changesSeen", sum(changes_signalled)::float8 AS "changesSignalled",
+  sum(crawls_judged)::float8 AS "crawlsJudged"`
 
 /** The trust counts of these (source, host) pairs, by `${source}|${host}`, and each source's fleet-wide sums. */
 export async function readTrustCounts(
@@ -148,6 +150,7 @@ const INCREMENT_COLUMNS = [
   ['signalsConfirmed', 'signals_confirmed'],
   ['changesSeen', 'changes_seen'],
   ['changesSignalled', 'changes_signalled'],
+  ['crawlsJudged', 'crawls_judged'],
   ['buildTimeDocuments', 'build_time_documents'],
 ] as const
 
@@ -250,6 +253,7 @@ export async function listSignalSources(q: Queryable): Promise<SignalSourceRow[]
        coalesce(c.discover_importance, 1) AS "discoverImportance", coalesce(t.hosts, 0) AS hosts,
        coalesce(t."signalsJudged", 0) AS "signalsJudged", coalesce(t."signalsConfirmed", 0) AS "signalsConfirmed",
        coalesce(t."changesSeen", 0) AS "changesSeen", coalesce(t."changesSignalled", 0) AS "changesSignalled",
+       coalesce(t."crawlsJudged", 0) AS "crawlsJudged",
        coalesce(t."signalsReceived", 0) AS "signalsReceived", coalesce(t."signalsStale", 0) AS "signalsStale",
        coalesce(t."signalsPulled", 0) AS "signalsPulled", coalesce(t."buildTimeDocuments", 0) AS "buildTimeDocuments"
      FROM t FULL JOIN signal_sources c ON c.source = t.source ORDER BY 1`,

@@ -38,6 +38,7 @@ interface SourceTrust {
   precision: Posterior
   recall: Posterior
   changeProbability: number
+  informativeShare: number
 }
 
 interface SignalsWindow {
@@ -128,7 +129,7 @@ function expectedTrustCells(s: SourceTrust): string[] {
     String(s.signalsConfirmed),
     posterior(s.precision),
     posterior(s.recall),
-    s.changeProbability > 0 ? share(s.changeProbability) : 'untrusted',
+    s.changeProbability > 0 ? share(s.informativeShare) : 'untrusted',
     s.buildTimeDocuments > 0 ? `${s.buildTimeDocuments} lastmod = build time` : String(s.buildTimeDocuments),
   ]
 }

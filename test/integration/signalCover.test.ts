@@ -54,10 +54,11 @@ describe('signals in the optimiser’s rates', () => {
     await taughtPages(t)
     const before = await ratesByHost(t)
     // What crawls taught of two sources: on a.example every change signalled and every signal right; on
-    // b.example half the signals false.
+    // b.example half the signals false. On both hosts half of the 800 crawls saw a change.
     await t.db.pool.query(
-      `INSERT INTO signal_trust (source, host, signals_judged, signals_confirmed, changes_seen, changes_signalled)
-       VALUES ('ping', 'a.example', 400, 400, 400, 398), ('noisy', 'b.example', 400, 200, 400, 400)`,
+      `INSERT INTO signal_trust (source, host, signals_judged, signals_confirmed, changes_seen, changes_signalled,
+         crawls_judged)
+       VALUES ('ping', 'a.example', 400, 400, 400, 398, 800), ('noisy', 'b.example', 400, 200, 400, 400, 800)`,
     )
     const after = await ratesByHost(t)
     const { rows } = await t.db.pool.query<{ cover: { plainLambda: number; hosts: Record<string, unknown> } }>(

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { createRandom } from '../../../src/math/random.ts'
 import { MS_PER_DAY, MS_PER_HOUR } from '../../../src/math/units.ts'
 import { borrowedBetaPosterior, MAX_BORROWED_TRIALS } from '../../../src/math/betaPosterior.ts'
-import { NO_SIGNAL_COVER } from '../../../src/math/signalRates.ts'
+import { NO_SIGNAL_COVER, periodicMarginalCrawlValue, signalPullNetWorth } from '../../../src/math/signalRates.ts'
 import {
   addTrustCounts,
   changeProbabilityGivenSignal,
@@ -16,6 +16,7 @@ import {
   judgeSignals,
   MIN_JUDGED_SIGNALS,
   signalCoverOf,
+  signalInformativeShare,
   trustOf,
   type TrustCounts,
 } from '../../../src/core/signals.ts'
@@ -23,6 +24,7 @@ import {
   applySignal,
   newPageState,
   scheduledChangeProbability,
+  signalPullNetWorthFor,
   stepContext,
   type PageState,
 } from '../../../src/core/pageStep.ts'
@@ -31,7 +33,7 @@ import { DEFAULT_SETTINGS } from '../../../src/core/settings.ts'
 const T0 = Date.UTC(2026, 10, 1)
 
 describe('judgeSignals', () => {
-  test('a crawl judges the signals dated before it, and a change counts towards the recall of every source on the host', () => {
+  test('a crawl judges the signals dated before it, counts towards the change rate of every source on the host, and a change towards their recall', () => {
     const pending = [
       { source: 'sitemap', signalledAtMs: T0 - MS_PER_HOUR },
       { source: 'ping', signalledAtMs: T0 + MS_PER_HOUR },
@@ -43,6 +45,7 @@ describe('judgeSignals', () => {
       signalsConfirmed: 1,
       changesSeen: 1,
       changesSignalled: 1,
+      crawlsJudged: 1,
     })
     // ping's signal came after the crawl: not judged, and the change was not signalled by it.
     assert.deepEqual(changed.increments.get('ping'), {
@@ -50,6 +53,7 @@ describe('judgeSignals', () => {
       signalsConfirmed: 0,
       changesSeen: 1,
       changesSignalled: 0,
+      crawlsJudged: 1,
     })
     assert.equal(changed.increments.get('feed')!.changesSeen, 1)
 
@@ -59,8 +63,11 @@ describe('judgeSignals', () => {
       signalsConfirmed: 0,
       changesSeen: 0,
       changesSignalled: 0,
+      crawlsJudged: 1,
     })
-    assert.equal(unchanged.increments.has('ping'), false)
+    // A crawl that saw no change still counts towards the change rate of every source on the host.
+    assert.deepEqual(unchanged.increments.get('ping'), { ...emptyTrustCounts(), crawlsJudged: 1 })
+    assert.equal(judgeSignals([], T0, false, []).increments.size, 0)
   })
 })
 
@@ -130,6 +137,30 @@ describe('trust learned per source and host', () => {
     })
   }
 
+  test('the informative share: (precision bound − change rate) / (1 − change rate); near 1 for an accurate source, 0 for a build-time sitemap', () => {
+    const shares = profiles.map((profile) => {
+      const host = learn(profile, 400, 5)
+      const trust = trustOf(host, host)
+      const expected = Math.min(
+        1,
+        Math.max(0, (trust.precision.lower - trust.changeRate.mean) / (1 - trust.changeRate.mean)),
+      )
+      assert.ok(Math.abs(signalInformativeShare(trust) - expected) < 1e-15)
+      // The change rate is what the crawls saw, signalled or not.
+      assert.ok(Math.abs(trust.changeRate.mean - profile.changeProbability) < 0.05, profile.name)
+      return signalInformativeShare(trust)
+    })
+    // The truth: κ = (P(changed | signal) − π)/(1 − π); the lower bound of the precision puts the learned share a
+    // little below it (400 judged signals), never above.
+    profiles.forEach((profile, i) => {
+      const pi = profile.changeProbability
+      const truth = Math.max(0, (truePrecision(profile) - pi) / (1 - pi))
+      assert.ok(shares[i]! <= truth + 0.02 && shares[i]! >= truth - 0.12, `${profile.name}: ${shares[i]} vs ${truth}`)
+    })
+    assert.equal(shares[3], 0)
+    assert.equal(signalInformativeShare(trustOf(emptyTrustCounts(), emptyTrustCounts())), 0)
+  })
+
   test('borrowing never outweighs a host: with every other host lying, an accurate host is still within ±0.1', () => {
     const others = learn(profiles[3]!, 2000, 99)
     for (const seed of [1, 2, 3]) {
@@ -142,13 +173,13 @@ describe('trust learned per source and host', () => {
   })
 
   test('a host with no evidence of its own takes the source’s other hosts’ figures, with bounded weight', () => {
-    const fleet = { signalsJudged: 1000, signalsConfirmed: 900, changesSeen: 0, changesSignalled: 0 }
+    const fleet = { ...emptyTrustCounts(), signalsJudged: 1000, signalsConfirmed: 900 }
     const trust = trustOf(emptyTrustCounts(), fleet)
     // Between the uniform prior's 1/2 and the fleet's 0.9, nearer the fleet.
     assert.ok(trust.precision.mean > 0.8 && trust.precision.mean < 0.9, String(trust.precision.mean))
     assert.equal(trust.precision.evidence, MAX_BORROWED_TRIALS)
     // The host's own figures win once it has its own evidence.
-    const own = { signalsJudged: 300, signalsConfirmed: 30, changesSeen: 0, changesSignalled: 0 }
+    const own = { ...emptyTrustCounts(), signalsJudged: 300, signalsConfirmed: 30 }
     const mixed = trustOf(own, { ...fleet, signalsJudged: 1300, signalsConfirmed: 930 })
     assert.ok(mixed.precision.mean < 0.2, String(mixed.precision.mean))
   })
@@ -156,13 +187,12 @@ describe('trust learned per source and host', () => {
   test('an untrusted source (no evidence, or few judged signals) is worth nothing to the schedule', () => {
     assert.equal(changeProbabilityGivenSignal(trustOf(emptyTrustCounts(), emptyTrustCounts())), 0)
     const few = {
+      ...emptyTrustCounts(),
       signalsJudged: MIN_JUDGED_SIGNALS - 1,
       signalsConfirmed: MIN_JUDGED_SIGNALS - 1,
-      changesSeen: 0,
-      changesSignalled: 0,
     }
     assert.equal(changeProbabilityGivenSignal(trustOf(few, few)), 0)
-    const many = { signalsJudged: 100, signalsConfirmed: 95, changesSeen: 0, changesSignalled: 0 }
+    const many = { ...emptyTrustCounts(), signalsJudged: 100, signalsConfirmed: 95 }
     const p = changeProbabilityGivenSignal(trustOf(many, many))
     assert.ok(p > 0.85 && p < 0.95, String(p))
   })
@@ -177,7 +207,10 @@ describe('trust learned per source and host', () => {
 
 describe('applySignal', () => {
   const ctx = stepContext(DEFAULT_SETTINGS, { lambda: null, hostLambdas: {}, pages: 100 }, T0, createRandom(1))
-  /** A page crawled a day ago, changing about once in 10 days, crawled once a day: due in a day. */
+  /** The context of a solve whose multiplier is λ. */
+  const withLambda = (lambda: number) =>
+    stepContext(DEFAULT_SETTINGS, { lambda, hostLambdas: {}, pages: 100 }, T0, createRandom(1))
+  /** A page crawled 12 hours ago, changing about once in 10 days, crawled once a day: due in 12 hours. */
   const crawled = (fields: Partial<PageState> = {}): PageState => ({
     ...newPageState({ host: 'a.example' }, T0),
     crawls: 5,
@@ -191,21 +224,46 @@ describe('applySignal', () => {
   })
   const signal = { signalledAtMs: T0 - MS_PER_HOUR, pageLeased: false }
 
-  test('a trusted signal makes the page due now; the same page’s rate is kept', () => {
-    const page = crawled()
-    const p = scheduledChangeProbability(page, ctx)
-    assert.ok(Math.abs(p - (1 - Math.exp(-0.1))) < 1e-12)
-    const step = applySignal(page, signal, 0.8, ctx)
+  test('the net worth of a pull is the formula of docs/math.md 5.3 with the page’s chance given the signal', () => {
+    const page = crawled({ importance: 2 })
+    const kappa = 0.6
+    const p = kappa + (1 - kappa) * (1 - Math.exp(-0.1 * 0.5))
+    const expected = (lambda: number) =>
+      signalPullNetWorth({
+        importance: 2,
+        changesPerDay: 0.1,
+        crawlsPerDay: 1,
+        daysUntilDue: 0.5,
+        changedProbability: p,
+        marginalCrawlValue: lambda,
+        spacing: 'periodic',
+      })
+    assert.ok(Math.abs(signalPullNetWorthFor(page, kappa, withLambda(0.3)) - expected(0.3)) < 1e-12)
+    // Without a multiplier (before the first solve) the page's own marginal crawl value stands in for λ.
+    assert.ok(
+      Math.abs(signalPullNetWorthFor(page, kappa, ctx) - expected(periodicMarginalCrawlValue(2, 0.1, 1))) < 1e-12,
+    )
+  })
+
+  test('a signal from a source that tells something makes the page due now; its rate is kept', () => {
+    const step = applySignal(crawled(), signal, 0.8, ctx)
     assert.deepEqual(step, { effect: 'pulled', nextCrawlAtMs: T0 })
   })
 
-  test('a signal worth less than the page’s own schedule, or from an untrusted source, changes nothing', () => {
-    const page = crawled({ changesPerDay: 5 })
-    assert.deepEqual(applySignal(page, signal, 0.5, ctx), { effect: 'notWorth', nextCrawlAtMs: page.nextCrawlAtMs })
-    assert.deepEqual(applySignal(crawled(), signal, 0, ctx), {
-      effect: 'notWorth',
-      nextCrawlAtMs: crawled().nextCrawlAtMs,
-    })
+  test('a signal that tells nothing (κ = 0: a sitemap whose lastmod is its build time) never pulls', () => {
+    for (const fields of [{}, { changesPerDay: 0.01 }, { changesPerDay: 5 }, { nextCrawlAtMs: T0 + 1000 }]) {
+      assert.equal(applySignal(crawled(fields), signal, 0, ctx).effect, 'notWorth')
+      assert.equal(applySignal(crawled(fields), signal, 0, withLambda(1e-6)).effect, 'notWorth')
+    }
+  })
+
+  test('the budget decides: a page whose crawl is worth less than the budget’s marginal crawl is not pulled, even by a certain signal', () => {
+    // A pull 12 hours early costs half a crawl (λ/2) and buys μ·f·d = 0.5 × 0.95 × 0.5 fresh days: worth it below λ ≈ 0.48.
+    const page = crawled({ importance: 0.5 })
+    assert.equal(applySignal(page, signal, 1, withLambda(0.1)).effect, 'pulled')
+    assert.equal(applySignal(page, signal, 1, withLambda(2)).effect, 'notWorth')
+    // A more important page is worth it at the same multiplier.
+    assert.equal(applySignal(crawled({ importance: 50 }), signal, 1, withLambda(2)).effect, 'pulled')
   })
 
   test('a claimed change no newer than the content last seen is stale; leased, due and failing pages keep their time', () => {
@@ -219,11 +277,19 @@ describe('applySignal', () => {
 })
 
 describe('signalCoverOf', () => {
-  const counts = (judged: number, confirmed: number, seen: number, signalled: number): TrustCounts => ({
+  /** Counts of a host where 40 % of the crawls saw a change, unless `crawls` says otherwise. */
+  const counts = (
+    judged: number,
+    confirmed: number,
+    seen: number,
+    signalled: number,
+    crawls = seen / 0.4,
+  ): TrustCounts => ({
     signalsJudged: judged,
     signalsConfirmed: confirmed,
     changesSeen: seen,
     changesSignalled: signalled,
+    crawlsJudged: crawls,
   })
   test('a reliable source covers the share of changes its recall’s lower bound vouches for', () => {
     const host = counts(300, 299, 400, 300)
@@ -236,6 +302,13 @@ describe('signalCoverOf', () => {
   test('a noisy source (half its signals false) covers nothing: its host is scheduled as if it sent none', () => {
     const host = counts(300, 150, 300, 300)
     assert.deepEqual(signalCoverOf(trustOf(host, host)), NO_SIGNAL_COVER)
+  })
+  test('a sitemap whose lastmod is its build time covers nothing, even where almost every crawl finds a change', () => {
+    // Every crawl judges a signal and 95 % of them see a change: the precision passes 0.9, the signals tell nothing.
+    const host = counts(1000, 950, 950, 950, 1000)
+    const trust = trustOf(host, host)
+    assert.ok(changeProbabilityGivenSignal(trust) >= 0.9)
+    assert.deepEqual(signalCoverOf(trust), NO_SIGNAL_COVER)
   })
   test('a source known from few crawls covers nothing, however good they were', () => {
     const host = counts(3, 3, 3, 3)

@@ -1,18 +1,22 @@
 /**
  * Rates with signals (src/math/signalRates.ts, docs/math.md 5.4): signals take over a page only where their crawls
  * cost no more than its blind crawls without them; covered changes leave the blind-crawl problem, the signals'
- * crawls leave the budget, and the total stays the budget.
+ * crawls leave the budget, and the total stays the budget. What pulling a page for a signal is worth (5.3).
  */
-import { test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
+  changedProbabilityGivenSignal,
   coversPage,
   NO_SIGNAL_COVER,
+  periodicMarginalCrawlValue,
   signalCrawlsPerDay,
+  signalPullNetWorth,
   solveRatesWithSignals,
   unsignalledChangesPerDay,
 } from '../../../src/math/signalRates.ts'
 import { solveRates, type RateProblem } from '../../../src/math/optimizer/index.ts'
+import { createRandom } from '../../../src/math/random.ts'
 
 const problem = (changesPerDay: number[], budgetCrawlsPerDay: number, min = 0): RateProblem => ({
   changesPerDay: Float64Array.from(changesPerDay),
@@ -62,4 +66,124 @@ test('the budget never falls below what the pages’ floors need', () => {
   const p = problem([0.3, 0.3], 1, 0.45)
   const out = solveRatesWithSignals(p, [cover, cover])
   assert.ok(sum(out.solution.crawlsPerDay) >= 0.9 - 1e-9)
+})
+
+describe('a signal in the schedule (docs/math.md 5.3)', () => {
+  test('P(changed | signal): κ + (1 − κ)(1 − e^{−Δ·age}); κ = 0 leaves the page’s own chance, κ = 1 makes it 1', () => {
+    const own = 1 - Math.exp(-0.3 * 2)
+    assert.ok(Math.abs(changedProbabilityGivenSignal(0.3, 2, 0) - own) < 1e-15)
+    assert.ok(Math.abs(changedProbabilityGivenSignal(0.3, 2, 0.4) - (0.4 + 0.6 * own)) < 1e-15)
+    assert.equal(changedProbabilityGivenSignal(0.3, 2, 1), 1)
+    assert.equal(changedProbabilityGivenSignal(0, 2, 0), 0)
+  })
+
+  /**
+   * Monte Carlo of the periodic case: a Poisson page (rate Δ) crawled every P days, due in d days, stale now with
+   * probability p. Path A keeps the schedule (crawls at d, d + P, …); path B crawls now (0, P, 2P, …). Over a
+   * horizon drawn uniformly in [L, L + P) (so neither path's phase is favoured at the end), returns the mean
+   * difference B − A of fresh days and of crawls.
+   */
+  function simulatePull(delta: number, periodDays: number, d: number, p: number, runs: number, seed: number) {
+    const random = createRandom(seed)
+    const freshDays = (crawls: number[], horizon: number, changes: number[], staleAtZero: boolean) => {
+      let fresh = 0
+      let k = 0
+      // Before the first crawl: fresh until the first change, unless stale already.
+      const segments: [number, number][] = []
+      if (crawls[0]! > 0 && !staleAtZero) segments.push([0, crawls[0]!])
+      for (let i = 0; i < crawls.length; i++) segments.push([crawls[i]!, crawls[i + 1] ?? horizon])
+      for (const [from, to] of segments) {
+        while (k < changes.length && changes[k]! <= from) k++
+        const next = k < changes.length ? changes[k]! : Number.POSITIVE_INFINITY
+        fresh += Math.min(next, to) - from
+      }
+      return fresh
+    }
+    let freshGain = 0
+    let extraCrawls = 0
+    for (let r = 0; r < runs; r++) {
+      const horizon = 20 * periodDays + random.next() * periodDays
+      const changes: number[] = []
+      for (let t = random.exponential(delta); t < horizon; t += random.exponential(delta)) changes.push(t)
+      const stale = random.next() < p
+      const a: number[] = []
+      for (let t = d; t < horizon; t += periodDays) a.push(t)
+      const b: number[] = []
+      for (let t = 0; t < horizon; t += periodDays) b.push(t)
+      freshGain += freshDays(b, horizon, changes, stale) - freshDays(a, horizon, changes, stale)
+      extraCrawls += b.length - a.length
+    }
+    return { freshGain: freshGain / runs, extraCrawls: extraCrawls / runs }
+  }
+
+  test('periodic: the net worth of a pull is the simulated fresh days it buys less the crawls it costs at λ', () => {
+    for (const [delta, rho, d, p, lambda] of [
+      [0.5, 1, 0.6, 0.3, 0.2],
+      [2, 1, 0.3, 0.9, 0.05],
+      [0.1, 0.5, 1.5, 0.5, 0.5],
+    ] as const) {
+      const sim = simulatePull(delta, 1 / rho, d, p, 40_000, 7)
+      const importance = 2
+      const simulated = importance * sim.freshGain - lambda * sim.extraCrawls
+      const formula = signalPullNetWorth({
+        importance,
+        changesPerDay: delta,
+        crawlsPerDay: rho,
+        daysUntilDue: d,
+        changedProbability: p,
+        marginalCrawlValue: lambda,
+        spacing: 'periodic',
+      })
+      // The simulated crawl difference is d·ρ on average; the fresh days' standard error is about 0.01 here.
+      assert.ok(Math.abs(sim.extraCrawls - d * rho) < 0.02, `crawls ${sim.extraCrawls} vs ${d * rho}`)
+      assert.ok(Math.abs(simulated - formula) < 0.03, `Δ ${delta}: simulated ${simulated}, formula ${formula}`)
+    }
+  })
+
+  test('periodic: a signal that tells nothing breaks even at the due time of a page at its optimal rate, and loses before', () => {
+    const [importance, delta, rho] = [3, 0.4, 0.8]
+    // At its optimal rate the page's marginal crawl value is λ (docs/math.md 3.3).
+    const lambda = periodicMarginalCrawlValue(importance, delta, rho)
+    const x = delta / rho
+    assert.ok(Math.abs(lambda - (importance / delta) * (1 - (1 + x) * Math.exp(-x))) < 1e-12)
+    const worth = (d: number) =>
+      signalPullNetWorth({
+        importance,
+        changesPerDay: delta,
+        crawlsPerDay: rho,
+        daysUntilDue: d,
+        // The page's own chance of a change since its last crawl, one period minus d ago.
+        changedProbability: changedProbabilityGivenSignal(delta, 1 / rho - d, 0),
+        marginalCrawlValue: lambda,
+        spacing: 'periodic',
+      })
+    assert.ok(Math.abs(worth(1e-6)) < 1e-9, String(worth(1e-6)))
+    for (const d of [0.1, 0.5, 1]) assert.ok(worth(d) < 0, `d ${d}: ${worth(d)}`)
+    // A certain change is worth pulling at any distance from the due time.
+    for (const d of [0.1, 0.5, 1])
+      assert.ok(
+        signalPullNetWorth({
+          importance,
+          changesPerDay: delta,
+          crawlsPerDay: rho,
+          daysUntilDue: d,
+          changedProbability: 1,
+          marginalCrawlValue: lambda,
+          spacing: 'periodic',
+        }) > 0,
+      )
+  })
+
+  test('Poisson schedule: one crawl more, worth μ·p/(Δ + ρ) against λ', () => {
+    const worth = signalPullNetWorth({
+      importance: 2,
+      changesPerDay: 0.5,
+      crawlsPerDay: 1.5,
+      daysUntilDue: 3,
+      changedProbability: 0.6,
+      marginalCrawlValue: 0.1,
+      spacing: 'poisson',
+    })
+    assert.ok(Math.abs(worth - ((2 * 0.6) / 2 - 0.1)) < 1e-15)
+  })
 })

@@ -2368,6 +2368,7 @@ export interface components {
          *       "signalsConfirmed": 180,
          *       "changesSeen": 190,
          *       "changesSignalled": 175,
+         *       "crawlsJudged": 600,
          *       "buildTimeDocuments": 0,
          *       "precision": {
          *         "mean": 0.9,
@@ -2383,7 +2384,15 @@ export interface components {
          *         "beta": 16,
          *         "evidence": 190
          *       },
-         *       "changeProbability": 0.865
+         *       "changeRate": {
+         *         "mean": 0.318,
+         *         "lower": 0.287,
+         *         "alpha": 191,
+         *         "beta": 411,
+         *         "evidence": 600
+         *       },
+         *       "changeProbability": 0.865,
+         *       "informativeShare": 0.802
          *     }
          */
         SignalSource: {
@@ -2408,14 +2417,20 @@ export interface components {
             changesSeen: number;
             /** @description Changes the source had signalled (recall hits). */
             changesSignalled: number;
+            /** @description Crawls that judged an interval on the host(s) while the source signalled there (change-rate trials). */
+            crawlsJudged: number;
             /** @description Sitemap documents whose every lastmod was one time: the build time, not a change time. */
             buildTimeDocuments: number;
             /** @description P(the page changed by its next crawl | signalled). */
             precision: components["schemas"]["TrustPosterior"];
             /** @description P(signalled | a crawl saw a change). */
             recall: components["schemas"]["TrustPosterior"];
-            /** @description P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted. */
+            /** @description P(a crawl saw a change), signalled or not: the precision a signal that tells nothing would have. */
+            changeRate: components["schemas"]["TrustPosterior"];
+            /** @description The lower bound of the precision, 0 while untrusted: what a cover of the host’s changes rests on (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.4). */
             changeProbability: number;
+            /** @description The share of its signals that report a real change (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.3): (precision lower bound − change rate) / (1 − change rate), in [0, 1]; the schedule weighs a signal with it. 0 while untrusted, and about 0 for signals that come whether or not the page changed (a sitemap whose lastmod is its build time). */
+            informativeShare: number;
         };
         /** @description A source on one host: its counts and its trust there, borrowing from its other hosts. */
         SignalSourceHost: {
@@ -2435,14 +2450,20 @@ export interface components {
             changesSeen: number;
             /** @description Changes the source had signalled (recall hits). */
             changesSignalled: number;
+            /** @description Crawls that judged an interval on the host(s) while the source signalled there (change-rate trials). */
+            crawlsJudged: number;
             /** @description Sitemap documents whose every lastmod was one time: the build time, not a change time. */
             buildTimeDocuments: number;
             /** @description P(the page changed by its next crawl | signalled). */
             precision: components["schemas"]["TrustPosterior"];
             /** @description P(signalled | a crawl saw a change). */
             recall: components["schemas"]["TrustPosterior"];
-            /** @description P(changed | signal, trust) the schedule uses: the lower bound of the precision, 0 while untrusted. */
+            /** @description P(a crawl saw a change), signalled or not: the precision a signal that tells nothing would have. */
+            changeRate: components["schemas"]["TrustPosterior"];
+            /** @description The lower bound of the precision, 0 while untrusted: what a cover of the host’s changes rests on (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.4). */
             changeProbability: number;
+            /** @description The share of its signals that report a real change (https://github.com/recrawl/recrawl/blob/main/docs/math.md 5.3): (precision lower bound − change rate) / (1 − change rate), in [0, 1]; the schedule weighs a signal with it. 0 while untrusted, and about 0 for signals that come whether or not the page changed (a sitemap whose lastmod is its build time). */
+            informativeShare: number;
         };
         /**
          * @description A source’s hosts, by name.
@@ -2458,6 +2479,7 @@ export interface components {
          *           "signalsConfirmed": 180,
          *           "changesSeen": 190,
          *           "changesSignalled": 175,
+         *           "crawlsJudged": 600,
          *           "buildTimeDocuments": 0,
          *           "precision": {
          *             "mean": 0.9,
@@ -2473,7 +2495,15 @@ export interface components {
          *             "beta": 16,
          *             "evidence": 190
          *           },
-         *           "changeProbability": 0.865
+         *           "changeRate": {
+         *             "mean": 0.318,
+         *             "lower": 0.287,
+         *             "alpha": 191,
+         *             "beta": 411,
+         *             "evidence": 600
+         *           },
+         *           "changeProbability": 0.865,
+         *           "informativeShare": 0.802
          *         }
          *       ],
          *       "nextCursor": null
@@ -2500,6 +2530,7 @@ export interface components {
          *           "signalsConfirmed": 180,
          *           "changesSeen": 190,
          *           "changesSignalled": 175,
+         *           "crawlsJudged": 600,
          *           "buildTimeDocuments": 0,
          *           "precision": {
          *             "mean": 0.9,
@@ -2515,7 +2546,15 @@ export interface components {
          *             "beta": 16,
          *             "evidence": 190
          *           },
-         *           "changeProbability": 0.865
+         *           "changeRate": {
+         *             "mean": 0.318,
+         *             "lower": 0.287,
+         *             "alpha": 191,
+         *             "beta": 411,
+         *             "evidence": 600
+         *           },
+         *           "changeProbability": 0.865,
+         *           "informativeShare": 0.802
          *         }
          *       ]
          *     }
