@@ -78,7 +78,8 @@ describe('a schema Citus can distribute', () => {
       await pool.query(`DELETE FROM pages WHERE host = 'free.example'`)
       const { rows: left } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM page_schedule')
       assert.equal(left[0]!.n, 1)
-      assert.deepEqual(await migrate(pool), [])
+      // What follows 0026 applies on top of it.
+      assert.ok((await migrate(pool)).every((version) => version > '0026'))
     } finally {
       await older.close()
     }
