@@ -9,10 +9,11 @@ import { transactionOn, type Queryable } from './transaction.ts'
  * schedule row but the lease columns and the politeness mark; its pages row is only written together with its
  * schedule row) sets the schedule row's change_epoch to CURRENT_CHANGE_EPOCH, in a transaction that took the
  * settings lock (settingsRepo.ts, lockSettings: shared for page writers, exclusive for a settings change) in an
- * earlier statement. test/integration/schemaPortability.test.ts checks the statements of src/store. A run moves the epoch from e to
- * e + 1 under the same lock held exclusively (moveChangeEpoch), then reads the rows stamped e or later. Why
- * that never misses a row: docs/design.md, "The optimiser's kept page set". The optimiser's own write-back
- * keeps its rows' stamps: what it wrote is in its columns already.
+ * earlier statement (test/integration/schemaPortability.test.ts checks the statements of src/store). A run
+ * moves the epoch from e to e + 1 under the same lock held exclusively (moveChangeEpoch), then reads the rows
+ * stamped at or after the epoch its previous run moved to. Why that never misses a row: docs/design.md, "The
+ * optimiser's kept page set". The optimiser's own write-back keeps its rows' stamps: what it wrote is in its
+ * columns already.
  */
 
 /**
