@@ -2,7 +2,7 @@ import { lockSettings } from './settingsRepo.ts'
 import { transactionOn, type Queryable } from './transaction.ts'
 
 /**
- * The change epoch (migrations/0027): how the optimiser's kept page set (optimizerPages.ts) finds the pages
+ * The change epoch (migrations/0028): how the optimiser's kept page set (optimizerPages.ts) finds the pages
  * written since its last read without transaction ids, which on Citus describe only the coordinator.
  *
  * Every statement that writes a field the optimiser reads of a page (readOptimizerChanges: anything in its

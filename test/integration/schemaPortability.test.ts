@@ -100,15 +100,15 @@ describe('a schema Citus can distribute', () => {
     }
   })
 
-  it('migration 0027 stamps stored schedule rows with epoch 0 and wants a stamp on every new one', async () => {
-    const older = await openDatabaseBefore('0027')
+  it('migration 0028 stamps stored schedule rows with epoch 0 and wants a stamp on every new one', async () => {
+    const older = await openDatabaseBefore('0028')
     const { pool } = older.db
     try {
       await pool.query(
         `WITH p AS (INSERT INTO pages (url, host) VALUES ('https://stored.example/1', 'stored.example') RETURNING id, host)
          INSERT INTO page_schedule (page_id, host) SELECT id, host FROM p`,
       )
-      assert.deepEqual(await older.applyNext(), ['0027'])
+      assert.deepEqual(await older.applyNext(), ['0028'])
       const { rows: stamps } = await pool.query('SELECT change_epoch::int AS e FROM page_schedule')
       assert.deepEqual(stamps, [{ e: 0 }])
       const { rows: epoch } = await pool.query('SELECT epoch::int AS e FROM change_epoch')
