@@ -61,8 +61,8 @@ export async function seedPages(
          FROM generate_series($1::int, $2::int) AS i ORDER BY i
          RETURNING id, host
        )
-       INSERT INTO page_schedule (page_id, host, importance, next_crawl_at)
-       SELECT id, host, 1 + ((id - 1) % 7), now() - interval '1 day' + ((((id - 1) * 7919) % 172800) * interval '1 second')
+       INSERT INTO page_schedule (page_id, host, importance, next_crawl_at, change_epoch)
+       SELECT id, host, 1 + ((id - 1) % 7), now() - interval '1 day' + ((((id - 1) * 7919) % 172800) * interval '1 second'), 0
        FROM page`,
       [from, to, options.hosts, options.baseline ? 1 : 0, options.baseline ? new Date(T0_MS) : null, options.baseline],
     )

@@ -173,8 +173,8 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
            INSERT INTO pages (url, host) SELECT 'https://backlog.example/p/' || i, 'backlog.example' FROM generate_series(1, $1::int) AS i
            RETURNING id, url, host
          )
-         INSERT INTO page_schedule (page_id, host, next_crawl_at)
-         SELECT id, host, now() - interval '2 days' + substring(url FROM '[0-9]+$')::int * interval '1 ms' FROM page`,
+         INSERT INTO page_schedule (page_id, host, next_crawl_at, change_epoch)
+         SELECT id, host, now() - interval '2 days' + substring(url FROM '[0-9]+$')::int * interval '1 ms', 0 FROM page`,
         [options.backlog],
       )
       await pool.query(`INSERT INTO hosts (host, min_delay_seconds) VALUES ('backlog.example', 1)`)

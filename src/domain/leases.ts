@@ -450,6 +450,8 @@ export async function releaseLeasedPages(
   const nowMs = deps.clock.nowMs()
   const ids = request.pages.map((p) => p.id)
   return withTransaction(deps.pool, async (client) => {
+    // Held before the pages are written, as by every writer of their schedule (store/changeEpoch.ts).
+    const settings = await loadSettings(client, 'share')
     const held = new Map((await lockLeasedPages(client, leaseId, ids.filter(isPageId), nowMs)).map((p) => [p.id, p]))
     const notHeld: { index: number; reason: string }[] = []
     const released: { id: string; nextCrawlAtMs: number | null }[] = []
@@ -477,7 +479,6 @@ export async function releaseLeasedPages(
     })
     await releasePages(client, released, nowMs)
     // The pages were handed out but not crawled: their share of the budget goes back.
-    const settings = await loadSettings(client)
     await returnHandOutTokens(client, released.length, handOutAllowance(settings).capacity)
     return { released: released.length, notHeld }
   })

@@ -8,7 +8,6 @@ import { InfeasibleBudgetError, solveRates, type RateProblem } from '../math/opt
 import { hostCaps } from '../store/hostsRepo.ts'
 import {
   insertOptimizerRun,
-  readTransactionXid,
   releaseOptimizerLock,
   saveOptimizerState,
   takeOptimizerLock,
@@ -196,7 +195,7 @@ async function solveAndWrite(
   const writeChunk = async (q: Queryable, batch: RateBatch): Promise<ChunkWritten | null> => {
     if (!(await settingsUnchanged(q))) return null
     if (batch.first) await saveOptimizerState(q, { ...optimizer, solvedAtMs: nowMs })
-    return { pagesWritten: await writeRates(q, batch), xid: await readTransactionXid(q) }
+    return { pagesWritten: await writeRates(q, batch) }
   }
   const writes = new ChunkWriter(client, deps.pool, writeChunk, (batch, written) => {
     if (written === null) {
@@ -204,8 +203,8 @@ async function solveAndWrite(
       return
     }
     pagesRetimed += written.pagesWritten
-    // The next run need not read these rows again: the columns get what was written.
-    cache.ownXids.push(written.xid)
+    // The next run need not read these rows again (writeRates keeps their change stamps): the columns get
+    // what was written.
     for (let k = 0; k < batch.ids.length; k++) {
       const i = batch.positions[k]!
       cols.oldRate[i] = batch.crawlsPerDay[k]!

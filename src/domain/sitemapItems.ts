@@ -10,6 +10,7 @@ import type { z } from 'zod'
 import type { PageRow } from '../core/pageFields.ts'
 import { isoTimestamp } from '../core/timestamps.ts'
 import { getPageByUrl, insertMissingPages } from '../store/pagesRepo.ts'
+import { lockSettings } from '../store/settingsRepo.ts'
 import { withTransaction } from '../store/transaction.ts'
 import type { DomainDeps } from './deps.ts'
 import { ingestObservations, type IngestResult, type ObservationReport } from './ingest.ts'
@@ -87,5 +88,9 @@ async function registerSitemaps(deps: DomainDeps, document: SitemapDocument, imp
   if (document.sitemaps.length === 0) return 0
   const nowMs = deps.clock.nowMs()
   const children = document.sitemaps.map((url) => ({ url, host: document.host, importance, kind: 'sitemap' as const }))
-  return withTransaction(deps.pool, (client) => insertMissingPages(client, children, nowMs))
+  return withTransaction(deps.pool, async (client) => {
+    // As every writer of pages: a settings change does not interleave, and the optimiser's change epoch holds.
+    await lockSettings(client, 'share')
+    return insertMissingPages(client, children, nowMs)
+  })
 }

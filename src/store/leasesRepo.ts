@@ -3,6 +3,7 @@ import { isoTimestampOrNull } from '../core/timestamps.ts'
 import type { Queryable } from './transaction.ts'
 import { SECONDS_PER_DAY } from '../math/units.ts'
 import { utcHourStart } from './statsRepo.ts'
+import { CURRENT_CHANGE_EPOCH } from './changeEpoch.ts'
 
 interface ClaimOptions {
   nowMs: number
@@ -295,7 +296,7 @@ export async function releasePages(
   await q.query(
     `WITH released AS (
        UPDATE page_schedule s SET lease_id = NULL, leased_by = NULL, lease_expires_at = NULL, leased_at = NULL,
-         next_crawl_at = u.next, version = s.version + 1
+         next_crawl_at = u.next, version = s.version + 1, change_epoch = ${CURRENT_CHANGE_EPOCH}
        FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, next) WHERE s.page_id = u.id
        RETURNING ${utcHourStart('$3::timestamptz')} AS hour_start
      )

@@ -11,11 +11,11 @@ import { isOutOfBudget } from '../core/fetchOutcomes.ts'
 import type { PageStatus } from '../core/pageFields.ts'
 import type { RetimeInput } from '../core/pageStep.ts'
 import type { Settings } from '../core/settings.ts'
+import { moveChangeEpoch } from './changeEpoch.ts'
 import {
   readOptimizerChanges,
   readOptimizerChunk,
   readPageDeletions,
-  readSnapshotXmin,
   type OptimizerPageChunk,
 } from './optimizerRepo.ts'
 import { transactionOn, withTransaction, type Queryable } from './transaction.ts'
@@ -128,7 +128,6 @@ export const emptyBatch = (first: boolean): RateBatch => ({
 /** What a committed chunk wrote (null: the settings had changed, nothing was written). */
 export interface ChunkWritten {
   pagesWritten: number
-  xid: bigint
 }
 
 /**
@@ -252,18 +251,19 @@ function fillRow(
 
 /**
  * The optimiser's input kept between runs of one process (per pool): the columns of the last run, and where
- * to read what changed since. A run reads only the pages written since the last run's read began (their row
- * version's transaction id, one sequential scan), except the versions the last run wrote itself, which it
- * applied to the columns already. It reads every page again after a change of settings or host caps, after
- * a deletion (migrations/0014), across a transaction-id epoch, and every FULL_READ_EVERY runs.
+ * to read what changed since. A run moves the change epoch on (changeEpoch.ts) and reads only the pages
+ * stamped since the last run's move (one sequential scan); the rows the last run wrote back keep their stamps,
+ * and it applied them to the columns already. It reads every page again after a change of settings or host
+ * caps, after a deletion (migrations/0014, 0026), when the epoch did not move past the kept one, and every
+ * FULL_READ_EVERY runs.
  */
 interface PageSetCache {
   key: string
   cols: Columns
   positionOf: Map<string, number>
-  sinceXid: bigint
-  ownXids: bigint[]
-  /** The page-deletion counter when sinceXid was taken. */
+  /** The epoch the last run moved to: rows stamped below it were in its read. */
+  sinceEpoch: bigint
+  /** The page-deletion counter read before sinceEpoch was taken. */
   deletions: string
   runsSinceFullRead: number
 }
@@ -278,17 +278,19 @@ export async function loadColumns(
   caps: ReadonlyMap<string, number>,
   key: string,
 ): Promise<PageSetCache> {
+  // The counter first: a deletion that commits after it was read moves it for the next run.
   const deletions = await readPageDeletions(client)
-  const sinceXid = await readSnapshotXmin(client)
+  const sinceEpoch = await moveChangeEpoch(client)
   const cache = pageSetCaches.get(owner)
   if (
     cache &&
     cache.key === key &&
     cache.deletions === deletions &&
     cache.runsSinceFullRead < FULL_READ_EVERY &&
-    cache.sinceXid >> 32n === sinceXid >> 32n
+    // An epoch that did not move past the kept one: the database was replaced (restored) under the process.
+    sinceEpoch > cache.sinceEpoch
   ) {
-    const changes = await readOptimizerChanges(client, cache.sinceXid, cache.ownXids)
+    const changes = await readOptimizerChanges(client, cache.sinceEpoch)
     const { cols, positionOf } = cache
     cols.reserve(changes.id.length)
     for (let j = 0; j < changes.id.length; j++) {
@@ -299,15 +301,14 @@ export async function loadColumns(
       }
       fillRow(cols, i, changes, j, settings, caps)
     }
-    cache.sinceXid = sinceXid
-    cache.ownXids = []
+    cache.sinceEpoch = sinceEpoch
     cache.runsSinceFullRead++
     return cache
   }
   const cols = await readColumns(client, settings, caps)
   const positionOf = new Map<string, number>()
   for (let i = 0; i < cols.n; i++) positionOf.set(cols.ids[i]!, i)
-  const fresh: PageSetCache = { key, cols, positionOf, sinceXid, ownXids: [], deletions, runsSinceFullRead: 0 }
+  const fresh: PageSetCache = { key, cols, positionOf, sinceEpoch, deletions, runsSinceFullRead: 0 }
   pageSetCaches.set(owner, fresh)
   return fresh
 }

@@ -79,36 +79,18 @@ export async function readOptimizerChunk(
 }
 
 /**
- * The pages written since the transaction id `sinceXid` (a 64-bit xid8; the comparison is on its low 32 bits,
- * so the caller must know that no wraparound happened since), except versions written by the transactions
- * `exceptXids`: one sequential scan of the schedule rows, no index (the row's xmin). Every write of a page's
- * state or attributes also writes its schedule row (its version), so the schedule shows them all.
+ * The pages whose schedule row is stamped `sinceEpoch` or later (changeEpoch.ts): one sequential scan of the
+ * schedule rows, no index. Every write of a field read here stamps the page's schedule row. The join names the
+ * host on both sides, so that Citus joins the two tables where they live when both are distributed by host.
  */
-export async function readOptimizerChanges(
-  q: Queryable,
-  sinceXid: bigint,
-  exceptXids: readonly bigint[],
-): Promise<OptimizerPageChunk> {
-  const low = (x: bigint) => (x & 0xffffffffn).toString()
+export async function readOptimizerChanges(q: Queryable, sinceEpoch: bigint): Promise<OptimizerPageChunk> {
   const { rows } = await q.query<OptimizerRow>({
-    text: `SELECT ${OPTIMIZER_COLUMNS} FROM page_schedule s JOIN pages p ON p.id = s.page_id
-           WHERE s.xmin::text::bigint >= $1::bigint AND NOT (s.xmin::text::bigint = ANY($2::bigint[])) ORDER BY s.page_id`,
-    values: [low(sinceXid), exceptXids.map(low)],
+    text: `SELECT ${OPTIMIZER_COLUMNS} FROM page_schedule s JOIN pages p ON p.host = s.host AND p.id = s.page_id
+           WHERE s.change_epoch >= $1::bigint ORDER BY s.page_id`,
+    values: [sinceEpoch.toString()],
     rowMode: 'array',
   })
   return toChunk(rows)
-}
-
-/** The xmin of a snapshot taken now (xid8): every transaction below it has ended. */
-export async function readSnapshotXmin(q: Queryable): Promise<bigint> {
-  const { rows } = await q.query<{ xid: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xid')
-  return BigInt(rows[0]!.xid)
-}
-
-/** The current transaction's id (xid8), assigning one if it has none yet. */
-export async function readTransactionXid(q: Queryable): Promise<bigint> {
-  const { rows } = await q.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')
-  return BigInt(rows[0]!.xid)
 }
 
 /** Statements that have deleted pages so far (migrations/0014, 0026): a change means pages may be gone. */
@@ -147,12 +129,15 @@ export async function writeRates(
   // rewritten (migrations/0015); the page row only for a moved estimate.
   // A page's new estimate is written in the same statement and only where its schedule row was: a crawl that
   // raced the run (a newer version) keeps its own estimate as well as its own schedule.
+  // The rows keep their change stamps (changeEpoch.ts): the run takes what it wrote into its columns, so the
+  // next run need not read them again.
   const { rows } = await q.query<{ written: string }>(
     `WITH u AS (
        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::float8[], $5::float8[])
          AS u(id, version, rate, next_ms, changes_per_day)
      ), s AS (
-       UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = s.version + 1
+       UPDATE page_schedule s SET crawls_per_day = u.rate, next_crawl_at = to_timestamp(u.next_ms / 1000), version = s.version + 1,
+         change_epoch = s.change_epoch
        FROM u WHERE s.page_id = ANY($1::bigint[]) AND s.page_id = u.id AND s.version = u.version
        RETURNING s.page_id
      ), e AS (

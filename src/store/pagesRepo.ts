@@ -13,6 +13,7 @@ import { recordColumns, selectList, sentFields, setList, wireConverter, wireType
 import type { Queryable } from './transaction.ts'
 import { likePrefix } from './likePatterns.ts'
 import { moveHostRollupRows } from './hostsRepo.ts'
+import { CURRENT_CHANGE_EPOCH } from './changeEpoch.ts'
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
@@ -42,8 +43,9 @@ export async function insertMissingPages(
      inserted AS (
        INSERT INTO pages (url, host, kind) SELECT u.url, u.host, u.kind FROM u ORDER BY u.ord ON CONFLICT (url) DO NOTHING RETURNING id, url, host
      )
-     INSERT INTO page_schedule (page_id, host, importance, next_crawl_at, polite)
-     SELECT i.id, i.host, u.importance, $4::timestamptz, ${politeOf('i.host')} FROM inserted i JOIN u ON u.url = i.url
+     INSERT INTO page_schedule (page_id, host, importance, next_crawl_at, polite, change_epoch)
+     SELECT i.id, i.host, u.importance, $4::timestamptz, ${politeOf('i.host')}, ${CURRENT_CHANGE_EPOCH}
+     FROM inserted i JOIN u ON u.url = i.url
      RETURNING host`,
     [
       sorted.map((p) => p.url),
@@ -85,7 +87,7 @@ const CRAWL_WRITE = `WITH u AS MATERIALIZED (
        UPDATE pages p SET ${setList(CRAWL_FIELDS, 'pages')}, updated_at = $2::timestamptz
        FROM u WHERE p.id = u."id"
      )
-     UPDATE page_schedule s SET ${setList(CRAWL_FIELDS, 'page_schedule')},
+     UPDATE page_schedule s SET ${setList(CRAWL_FIELDS, 'page_schedule')}, change_epoch = ${CURRENT_CHANGE_EPOCH},
        lease_id = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_id END,
        leased_by = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.leased_by END,
        lease_expires_at = CASE WHEN s.lease_id = u."completedLeaseId" THEN NULL ELSE s.lease_expires_at END,
@@ -136,10 +138,12 @@ const UPSERT = `WITH u AS MATERIALIZED (
        RETURNING p.*, (xmax = 0) AS created
      ),
      schedule AS (
-       INSERT INTO page_schedule AS s (page_id, host${columnsOf(UPSERT_SCHEDULE_COLUMNS, '')}, next_crawl_at, polite)
-       SELECT page.id, page.host${valuesOf(UPSERT_SCHEDULE_COLUMNS)}, $${UPSERT_SENT.length + 3}::timestamptz, ${politeOf('page.host')}
+       INSERT INTO page_schedule AS s (page_id, host${columnsOf(UPSERT_SCHEDULE_COLUMNS, '')}, next_crawl_at, polite, change_epoch)
+       SELECT page.id, page.host${valuesOf(UPSERT_SCHEDULE_COLUMNS)}, $${UPSERT_SENT.length + 3}::timestamptz, ${politeOf('page.host')},
+         ${CURRENT_CHANGE_EPOCH}
        FROM page JOIN u ON u.url = page.url ORDER BY u.ord
-       ON CONFLICT (page_id) DO UPDATE SET ${excludedOf(UPSERT_SCHEDULE_COLUMNS)}version = s.version + 1
+       ON CONFLICT (page_id) DO UPDATE SET ${excludedOf(UPSERT_SCHEDULE_COLUMNS)}version = s.version + 1,
+         change_epoch = excluded.change_epoch
        RETURNING s.*
      )
      SELECT ${PAGE_COLUMNS}, p.created FROM page p JOIN schedule s ON s.page_id = p.id`
@@ -187,7 +191,7 @@ const RETIME = `WITH u AS MATERIALIZED (
        UPDATE pages p SET ${setList(RETIME_FIELDS, 'pages')}, updated_at = $${RETIME_SENT.length + 2}::timestamptz
        FROM u WHERE p.id = u.id
      )
-     UPDATE page_schedule s SET ${setList(RETIME_FIELDS, 'page_schedule')}
+     UPDATE page_schedule s SET ${setList(RETIME_FIELDS, 'page_schedule')}, change_epoch = ${CURRENT_CHANGE_EPOCH}
      FROM u WHERE s.page_id = u.id`
 
 /**

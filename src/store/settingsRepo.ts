@@ -7,6 +7,9 @@ import type { Queryable } from './transaction.ts'
  * How a transaction holds the settings it reads. `share`: writers of page state (ingest, a registration, the
  * optimiser's write-back, host limits) hold them until they commit, so that a settings change, which holds them
  * `update`, never interleaves with them; two changes apply one after the other. Without a lock: a plain read.
+ * Every writer of what the optimiser reads of a page holds it (a lease report that gives pages back, and the
+ * registration of a sitemap index's sitemaps, take it for that alone), and an optimiser run moves the change
+ * epoch under it held `update` (changeEpoch.ts).
  *
  * The hold is a transaction-level advisory lock (shared or exclusive) on SETTINGS_LOCK_KEY, not a lock of the
  * settings row: every ingest batch takes it, and on Citus a row lock of that one-row table is a lock of its

@@ -1,5 +1,6 @@
 import type { Queryable } from './transaction.ts'
 import { moveHostRollupRows } from './hostsRepo.ts'
+import { CURRENT_CHANGE_EPOCH } from './changeEpoch.ts'
 
 /**
  * Statements that rename stored pages and host limits to their canonical names after the URL rules
@@ -50,7 +51,7 @@ export async function renamePages(
        RETURNING p.id, before.host AS from_host, p.host AS to_host
      ),
      schedule AS (
-       UPDATE page_schedule s SET host = page.to_host, version = s.version + 1,
+       UPDATE page_schedule s SET host = page.to_host, version = s.version + 1, change_epoch = ${CURRENT_CHANGE_EPOCH},
          polite = EXISTS (SELECT 1 FROM hosts h WHERE h.host = page.to_host AND h.pace_seconds > 0)
        FROM page WHERE s.page_id = page.id AND page.from_host <> page.to_host
      )

@@ -299,7 +299,7 @@ describe('migration 0011: stored names keep the rules they were made under', () 
       await db.pool.query("DELETE FROM schema_migrations WHERE version = '0011'")
       await db.pool.query(
         `WITH page AS (INSERT INTO pages (url, host) VALUES ('https://example.com./a?b=1&a=2', 'example.com.') RETURNING id, host)
-         INSERT INTO page_schedule (page_id, host) SELECT id, host FROM page`,
+         INSERT INTO page_schedule (page_id, host, change_epoch) SELECT id, host, 0 FROM page`,
       )
       await migrate(db.pool)
       const { urls } = await getSettings(db)

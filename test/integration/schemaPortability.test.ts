@@ -4,10 +4,24 @@
  * migrations/0026, which removed them, carries the state they kept: the page-deletion counter never goes back,
  * and a paced host's pages stay marked.
  */
+import { readdir, readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { migrate } from '../../src/store/migrate.ts'
+import { PAGE_FIELDS, type PageFieldName } from '../../src/core/pageFields.ts'
+import { loadMigrations, migrate } from '../../src/store/migrate.ts'
+import { readOptimizerChunk } from '../../src/store/optimizerRepo.ts'
 import { openDatabaseBefore, openTestDatabase } from '../helpers/testApp.ts'
+
+const STORE_DIR = new URL('../../src/store/', import.meta.url)
+
+/** Every statement file of src/store, by name. */
+async function storeSources(): Promise<Map<string, string>> {
+  const names = (await readdir(STORE_DIR)).filter((n) => n.endsWith('.ts'))
+  return new Map(await Promise.all(names.map(async (n) => [n, await readFile(new URL(n, STORE_DIR), 'utf8')] as const)))
+}
+
+/** Schedule columns a statement may write without stamping the change epoch: the optimiser reads none of them. */
+const UNSTAMPED_SCHEDULE_COLUMNS = new Set(['lease_id', 'leased_by', 'lease_expires_at', 'leased_at', 'polite'])
 
 describe('a schema Citus can distribute', () => {
   it('has no triggers, no sequences besides identity columns, and no foreign key that acts on update', async () => {
@@ -78,10 +92,91 @@ describe('a schema Citus can distribute', () => {
       await pool.query(`DELETE FROM pages WHERE host = 'free.example'`)
       const { rows: left } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM page_schedule')
       assert.equal(left[0]!.n, 1)
-      // What follows 0026 applies on top of it.
-      assert.ok((await migrate(pool)).every((version) => version > '0026'))
+      // The later migrations apply over it.
+      const later = (await loadMigrations()).map((m) => m.version).filter((v) => v > '0026')
+      assert.deepEqual(await migrate(pool), later)
     } finally {
       await older.close()
     }
+  })
+
+  it('migration 0028 stamps stored schedule rows with epoch 0 and wants a stamp on every new one', async () => {
+    const older = await openDatabaseBefore('0028')
+    const { pool } = older.db
+    try {
+      await pool.query(
+        `WITH p AS (INSERT INTO pages (url, host) VALUES ('https://stored.example/1', 'stored.example') RETURNING id, host)
+         INSERT INTO page_schedule (page_id, host) SELECT id, host FROM p`,
+      )
+      assert.deepEqual(await older.applyNext(), ['0028'])
+      const { rows: stamps } = await pool.query('SELECT change_epoch::int AS e FROM page_schedule')
+      assert.deepEqual(stamps, [{ e: 0 }])
+      const { rows: epoch } = await pool.query('SELECT epoch::int AS e FROM change_epoch')
+      assert.deepEqual(epoch, [{ e: 1 }])
+      await assert.rejects(
+        pool.query(
+          `WITH p AS (INSERT INTO pages (url, host) VALUES ('https://stored.example/2', 'stored.example') RETURNING id, host)
+           INSERT INTO page_schedule (page_id, host) SELECT id, host FROM p`,
+        ),
+        /change_epoch/,
+      )
+    } finally {
+      await older.close()
+    }
+  })
+
+  it('finds changed pages by the change epoch, not by transaction ids', async () => {
+    // On Citus a row's xmin is its worker's transaction id, which the coordinator's snapshot knows nothing of.
+    // The settings' version check (settingsRepo.ts) compares a row's xmin only with itself read earlier.
+    for (const [name, text] of await storeSources()) {
+      if (name === 'settingsRepo.ts') continue
+      assert.doesNotMatch(text, /\bxmin\b|pg_current_snapshot|pg_snapshot_xmin|pg_current_xact_id|txid_/, name)
+    }
+  })
+
+  it('stamps the change epoch in every statement that writes what the optimiser reads of a page', async () => {
+    const db = await openTestDatabase(2)
+    try {
+      // What the optimiser reads of a page (its chunk has a column per field): none of it may go unstamped.
+      const read = Object.keys(await readOptimizerChunk(db.pool, null, 1)) as PageFieldName[]
+      assert.ok(read.length > 10)
+      for (const k of read) {
+        const f = PAGE_FIELDS[k]
+        assert.ok(
+          !(f.table === 'page_schedule' && UNSTAMPED_SCHEDULE_COLUMNS.has(f.column)),
+          `the optimiser reads ${k}`,
+        )
+      }
+    } finally {
+      await db.close()
+    }
+    let schedule = 0
+    for (const [name, text] of await storeSources()) {
+      for (const m of text.matchAll(
+        /UPDATE page_schedule\b|INSERT INTO page_schedule\b|UPDATE pages\b|INSERT INTO pages\b/g,
+      )) {
+        const at = m.index
+        const where = `${name}:${text.slice(0, at).split('\n').length}`
+        if (m[0] === 'UPDATE page_schedule') {
+          schedule++
+          const set = text.slice(at).split(/\b(?:FROM|WHERE|RETURNING)\b/)[0]!
+          if (set.includes('change_epoch')) continue
+          const columns = [...set.matchAll(/(?:SET|,)\s*(\w+)\s*=/g)].map((c) => c[1]!)
+          assert.ok(columns.length > 0, `${where}: no columns found in ${set}`)
+          for (const c of columns)
+            assert.ok(UNSTAMPED_SCHEDULE_COLUMNS.has(c), `${where}: writes ${c} without stamping the change epoch`)
+        } else if (m[0] === 'INSERT INTO page_schedule') {
+          schedule++
+          const columns = text.slice(at).split(/\b(?:SELECT|VALUES)\b/)[0]!
+          assert.match(columns, /change_epoch/, `${where}: a new schedule row without a change epoch`)
+        } else {
+          // A page's row is written with its schedule row, in the same statement (one template).
+          const start = text.lastIndexOf('`', at)
+          const end = text.indexOf('`', at)
+          assert.match(text.slice(start, end), /change_epoch/, `${where}: a page write without its schedule's stamp`)
+        }
+      }
+    }
+    assert.ok(schedule >= 14, `found ${schedule} statements that write page_schedule`)
   })
 })
