@@ -158,13 +158,19 @@ export async function runLeaseBenchmark(options: LeaseOptions): Promise<LeaseRes
     log(`database ${db.name}: seeding ${options.pages} pages`)
     await seedPages(pool, { pages: options.pages, hosts: options.hosts, baseline: false })
     // Polite hosts of DELAY_HOST_PAGES pages each; --backlog adds one whose backlog outgrows its delay.
+    // A page's host and its schedule row's copy move in one statement (the foreign key is checked at its end), and
+    // the paced hosts' pages are marked polite, as the service's own statements do (migrations/0026).
     await pool.query(
-      `UPDATE pages SET url = 'https://slow' || (id % $1::int) || '.example/p/' || id, host = 'slow' || (id % $1::int) || '.example'
-       WHERE id <= $1::int * $2::int`,
+      `WITH moved AS (
+         UPDATE pages SET url = 'https://slow' || (id % $1::int) || '.example/p/' || id, host = 'slow' || (id % $1::int) || '.example'
+         WHERE id <= $1::int * $2::int RETURNING id, host
+       )
+       UPDATE page_schedule s SET host = m.host, polite = true FROM moved m WHERE s.page_id = m.id`,
       [options.delayHosts, DELAY_HOST_PAGES],
     )
     await pool.query(
-      `INSERT INTO hosts (host, min_delay_seconds) SELECT 'slow' || i || '.example', 1 FROM generate_series(0, $1::int - 1) AS i`,
+      `INSERT INTO hosts (host, min_delay_seconds, pages_polite)
+       SELECT 'slow' || i || '.example', 1, true FROM generate_series(0, $1::int - 1) AS i`,
       [options.delayHosts],
     )
     if (options.backlog > 0) {
