@@ -29,7 +29,9 @@ progress goes to stderr. Needs no configuration and no database.
   --workload <list>      ${WORKLOADS.join(', ')} (default: all)
   --importance <list>    zipf, equal (default: both)
   --policy <list>        uniform, proportional, nutch, oracle-periodic, oracle-poisson, recrawl-<estimator>-<schedule>;
-                         a prefix selects several (e.g. recrawl-mle, recrawl); oracle-periodic always runs
+                         a prefix selects several (e.g. recrawl-mle, recrawl); oracle-periodic always runs.
+                         Bounds: known-mean-rate (the loop fed each page's true mean rate, future included),
+                         known-past-rate[-<k>] (fed at each solve max(changes so far, k)/days so far; k = 1)
   --pages <n>            pages per universe (default ${DEFAULT_SIM_OPTIONS.pageCount}; replay samples this many files)
   --days <d>             simulated horizon in days (default ${DEFAULT_SIM_OPTIONS.horizonDays})
   --warmup-days <d>      freshness is scored after this (default: a third of the horizon)

@@ -155,6 +155,12 @@ interface RecrawlLoopOptions {
    */
   knownChangesPerDay?: Float64Array
   /**
+   * Diagnostic: at every solve, feed the loop each page's rate from every change up to that moment, seen by a
+   * crawl or not (pastChangesPerDay). What a learner that knew the whole past, and nothing of the future, could
+   * give: knownChangesPerDay knows the future too, as a replayed page's mean rate counts changes still to come.
+   */
+  knownPastChanges?: { minChanges: number }
+  /**
    * Diagnostic: false turns off the early crawls of src/core/crawlTiming.ts (exploration of pages
    * crawled once, probes of pages whose every interval changed), to measure what they buy.
    */
@@ -249,7 +255,9 @@ export function recrawlPolicy(
     fleetPrior: options.fleetPrior ?? options.settings?.fleetPrior ?? DEFAULT_SETTINGS.fleetPrior,
   }
   const { random } = options
-  const known = options.knownChangesPerDay
+  const knownPast = options.knownPastChanges
+  const known =
+    options.knownChangesPerDay ?? (knownPast ? pastChangesPerDay(universe, 0, knownPast.minChanges) : undefined)
   const pages: PageState[] = Array.from({ length: n }, (_, i) =>
     newPageState(
       { host: universe.hostNames?.[universe.hostOfPage?.[i] ?? 0] ?? SIM_HOST, importance: universe.importance[i]! },
@@ -315,7 +323,7 @@ export function recrawlPolicy(
     page.nextCrawlAtMs === null ? page : { ...page, nextCrawlAtMs: Math.floor(page.nextCrawlAtMs) }
 
   return {
-    name: `recrawl-${known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.spacing}`,
+    name: `recrawl-${knownPast ? 'known-past' : known ? 'known' : options.estimator}-${settings.objective === 'freshness-renewal' ? 'renewal' : options.spacing}`,
     mode: 'scheduled',
     tickDays: options.reoptimizeDays,
     pages: () => pages,
@@ -396,6 +404,7 @@ export function recrawlPolicy(
         return { host, counts: { ...counts }, precisionMean: t.precision.mean, recallMean: t.recall.mean }
       }),
     onTick(nowDays: number, ctx: PolicyContext) {
+      if (knownPast && known) known.set(pastChangesPerDay(universe, nowDays, knownPast.minChanges))
       const bounds = pageBounds({ minCrawlsPerDay: null, maxCrawlsPerDay: null }, settings)
       // As the optimiser run: the priors are refitted first, and a page without an estimate takes its host's.
       const evidence = pages.map((p) => ({
@@ -464,4 +473,25 @@ export function recrawlPolicy(
     intervalCounts: () => Int32Array.from(pages, (p) => p.intervals),
     histories: () => histories,
   }
+}
+
+/**
+ * Each page's rate from every change up to `nowDays`: max(k, minChanges) / max(nowDays, 1 day), k its changes
+ * in (0, nowDays]. minChanges > 0 keeps a page that has not changed yet from a rate of 0 (the smoothing a learner
+ * needs; BENCHMARKS.md measures several).
+ */
+export function pastChangesPerDay(universe: Universe, nowDays: number, minChanges: number): Float64Array {
+  const { changeDays, changeOffsets } = universe
+  const days = Math.max(nowDays, 1)
+  return Float64Array.from({ length: universe.pageCount }, (_, i) => {
+    // Changes of page i are ascending: the first index past nowDays, by bisection.
+    let lo = changeOffsets[i]!
+    let hi = changeOffsets[i + 1]!
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (changeDays[mid]! <= nowDays) lo = mid + 1
+      else hi = mid
+    }
+    return Math.max(lo - changeOffsets[i]!, minChanges) / days
+  })
 }

@@ -57,6 +57,13 @@ export const RENEWAL_ORACLE_POLICY = 'oracle-renewal'
  * objective): the upper bound of what learning the rates can give that loop.
  */
 const KNOWN_RATE_POLICY = 'known-mean-rate'
+/**
+ * Diagnostic: the same loop fed at each solve each page's rate from every change so far, seen or not (pastChangesPerDay,
+ * at least KNOWN_PAST_MIN_CHANGES; `known-past-rate-<k>` sets k): the upper bound of learning from the past alone.
+ */
+const KNOWN_PAST_POLICY = 'known-past-rate'
+const KNOWN_PAST_MIN_CHANGES = 1
+const KNOWN_PAST_VARIANT = /^known-past-rate(?:-(\d+(?:\.\d+)?))?$/
 
 const BASELINE_POLICIES = [
   'uniform',
@@ -66,6 +73,7 @@ const BASELINE_POLICIES = [
   'oracle-renewal',
   'oracle-poisson',
   KNOWN_RATE_POLICY,
+  KNOWN_PAST_POLICY,
 ] as const
 
 /**
@@ -185,9 +193,11 @@ export function selectPolicies(filters: readonly string[] | null): string[] {
       p === RENEWAL_ORACLE_POLICY ||
       filters.some((f) => p === f || p.startsWith(`${f}-`) || p.startsWith(f)),
   )
-  const unknown = filters.filter((f) => !POLICIES.some((p) => p === f || p.startsWith(f)))
+  // known-past-rate-<k>: the past-rate bound with another smoothing (KNOWN_PAST_POLICY).
+  const pastVariants = filters.filter((f) => KNOWN_PAST_VARIANT.test(f) && !chosen.includes(f))
+  const unknown = filters.filter((f) => !POLICIES.some((p) => p === f || p.startsWith(f)) && !pastVariants.includes(f))
   if (unknown.length > 0) throw new Error(`unknown policy ${unknown.join(', ')}; known: ${POLICIES.join(', ')}`)
-  return chosen
+  return [...chosen, ...pastVariants]
 }
 
 /** Cache of replay files per thread (they are read once). */
@@ -265,8 +275,9 @@ export function createPolicy(
     case 'oracle-poisson':
       return fixedRatePolicy(name, oracleRates(universe, 'poisson'), 'poisson', random)
   }
+  const knownPast = KNOWN_PAST_VARIANT.exec(name)
   const match = /^recrawl-(\w+)-(periodic|poisson|renewal)(-alone)?(-ignore-signals|-blind-signals)?$/.exec(
-    name === KNOWN_RATE_POLICY ? DEFAULT_LOOP_POLICY : name,
+    name === KNOWN_RATE_POLICY || knownPast ? DEFAULT_LOOP_POLICY : name,
   )
   const estimator = match?.[1] as EstimatorName | undefined
   if (!match || estimator === undefined || !ESTIMATOR_NAMES.includes(estimator))
@@ -289,6 +300,7 @@ export function createPolicy(
     baselineAtStart: options.baselineAtStart,
     fleetPrior: match[3] === undefined,
     ...(name === KNOWN_RATE_POLICY ? { knownChangesPerDay: universe.trueChangesPerDay } : {}),
+    ...(knownPast ? { knownPastChanges: { minChanges: Number(knownPast[1] ?? KNOWN_PAST_MIN_CHANGES) } } : {}),
     ...(signals && match[4] !== '-ignore-signals'
       ? { signals: { events: signals.events, trust: match[4] === '-blind-signals' ? 'blind' : 'learned' } }
       : {}),
