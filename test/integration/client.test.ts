@@ -2,6 +2,8 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { readFile } from 'node:fs/promises'
 import { generateClientSchema } from '../../src/client/generate.ts'
 import { createRecrawlClient, ok, ProblemError } from '@recrawl/client'
@@ -110,11 +112,19 @@ describe('the typed client', () => {
       assert.equal(limited.kind, 'rate-limited')
       assert.equal(limited.retryAfterSeconds, 17)
       assert.match(limited.message, /slow down/)
+      // Garbage collections while the request waits must not lose its deadline.
+      setFlagsFromString('--expose-gc')
+      const collect = runInNewContext('gc') as () => void
+      const collecting = setInterval(collect, 20)
       const started = Date.now()
-      await assert.rejects(
-        ok(api.GET('/v1/stats')),
-        (err: unknown) => err instanceof Error && err.name === 'TimeoutError',
-      )
+      try {
+        await assert.rejects(
+          ok(api.GET('/v1/stats')),
+          (err: unknown) => err instanceof Error && err.name === 'TimeoutError',
+        )
+      } finally {
+        clearInterval(collecting)
+      }
       assert.ok(Date.now() - started < 5_000)
       assert.equal(requests, 2)
     } finally {

@@ -45,9 +45,15 @@ export function createRecrawlClient(options: RecrawlClientOptions): RecrawlApi {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` },
     fetch: async (request) => {
-      const response = await baseFetch(request, { signal: withTimeout(request.signal, timeoutMs) })
-      requestMethods.set(response, request.method)
-      return response
+      const deadline = abortAfter(request.signal, timeoutMs)
+      try {
+        const response = await baseFetch(request, { signal: deadline.signal })
+        requestMethods.set(response, request.method)
+        return response
+      } catch (err) {
+        deadline.cancel()
+        throw err
+      }
     },
   })
 }
@@ -55,12 +61,31 @@ export function createRecrawlClient(options: RecrawlClientOptions): RecrawlApi {
 /** The method of the request behind each response, for error messages (a Response does not know it). */
 const requestMethods = new WeakMap<Response, string>()
 
-/** The request's own signal (if the caller gave one) and the timeout, whichever fires first. */
-function withTimeout(own: AbortSignal | null, timeoutMs: number): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs)
-  if (!own) return timeout
-  if (typeof AbortSignal.any === 'function') return AbortSignal.any([own, timeout])
-  return own
+/**
+ * A signal that aborts when the request's own signal does or when `timeoutMs` has passed, whichever
+ * comes first; the timeout also covers reading the body. A plain timer holds the controller, so the
+ * deadline cannot be collected before it fires (Node 20 can lose an `AbortSignal.timeout` that only
+ * `AbortSignal.any` refers to, and the request then waits for the socket's own five-minute limit).
+ * The timer does not keep the process alive.
+ */
+function abortAfter(own: AbortSignal, timeoutMs: number): { signal: AbortSignal; cancel: () => void } {
+  const controller = new AbortController()
+  const onAbort = (): void => controller.abort(own.reason)
+  if (own.aborted) onAbort()
+  else own.addEventListener('abort', onAbort, { once: true })
+  const timer = setTimeout(() => {
+    own.removeEventListener('abort', onAbort)
+    controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'))
+  }, timeoutMs)
+  // Node's timers can let the process exit while they wait; a browser's are plain numbers.
+  ;(timer as unknown as { unref?: () => void }).unref?.()
+  return {
+    signal: controller.signal,
+    cancel: () => {
+      clearTimeout(timer)
+      own.removeEventListener('abort', onAbort)
+    },
+  }
 }
 
 /**
