@@ -174,6 +174,9 @@ function canonicalHostname(hostname: string, rules: UrlRules): string {
   return name
 }
 
+/** Rounds of the path rules over the re-parsed path (a round changes it only where the parse resolved a dot segment). */
+const MAX_PATH_PASSES = 4
+
 function canonicalPath(pathname: string, rules: UrlRules): string {
   let path = pathname
   if (rules.normalizePercentEncoding) path = normalizeEscapes(path)
@@ -248,11 +251,19 @@ export function canonicalUrl(raw: string, rules: UrlRules): CanonicalUrl | { err
   const hostname = canonicalHostname(parsed.hostname, rules)
   if (hostname === '') return { error: 'url has no host' }
   const port = parsed.port ? `:${parsed.port}` : ''
-  const path = canonicalPath(parsed.pathname, rules)
   const search = canonicalQuery(query, rules)
+  const build = (path: string): URL =>
+    new URL(`${parsed.protocol}//${hostname}${port}${path}${search === null ? '' : `?${search}`}`)
   let result: URL
   try {
-    result = new URL(`${parsed.protocol}//${hostname}${port}${path}${search === null ? '' : `?${search}`}`)
+    result = build(canonicalPath(parsed.pathname, rules))
+    // The parser may leave a dot segment that the path rules then expose (`//.a/.` collapses to `/.a/.`), and
+    // parsing the result resolves it (`/.a/`): apply the rules again until the path stays as it is.
+    for (let pass = 0; pass < MAX_PATH_PASSES; pass++) {
+      const path = canonicalPath(result.pathname, rules)
+      if (path === result.pathname) break
+      result = build(path)
+    }
   } catch {
     return { error: 'url has no valid host once canonical' }
   }

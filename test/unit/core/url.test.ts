@@ -223,6 +223,13 @@ describe('canonical URLs: each rule', () => {
     assert.equal(url('https://e.com//a'), 'https://e.com//a') // off by default
   })
 
+  it('collapseSlashes with dropTrailingSlash: a dot segment the parser left is resolved before the slash goes', () => {
+    // The parser keeps the final `.` of `//.a/.`; collapsed to `/.a/.`, it resolves to `/.a/` once parsed again.
+    const rule = { ...NONE, collapseSlashes: true, dropTrailingSlash: true }
+    assert.equal(url('http://www.a.com//.a/.', rule), 'http://www.a.com/.a')
+    assert.equal(url('http://www.a.com/.a', rule), 'http://www.a.com/.a')
+  })
+
   it('lowercasePath: the path only; the query and the escapes keep theirs', () => {
     const rule = { lowercasePath: true }
     ruleCase(rule, 'https://e.com/About/Us?Q=A', 'https://e.com/about/us?Q=A', 'https://e.com/About/Us?Q=A')
