@@ -1,6 +1,7 @@
 // Where does a policy's budget go, and what freshness does it buy, by each page's true mean rate? Runs the given
 // policies on one universe (same pages, same changes) and prints, for bands of true changes per day, the mean
-// freshness of the band's pages inside the scoring window and their mean crawls there.
+// freshness of the band's pages inside the scoring window and their mean crawls there; then, for the first
+// recrawl policy, its estimates when scoring opens, in deciles, against the rates those pages show before and after.
 //
 //   node --import tsx bench/rateBands.ts [--workload replay-git] [--importance equal] [--crawls-per-page 0.1]
 //     [--pages 1000] [--seed 1] [--late-first-recrawl]
@@ -76,4 +77,38 @@ for (let b = 0; b + 1 < edges.length; b++) {
     return `${(fresh / (band.length * windowDays)).toFixed(3)} / ${(crawls / band.length).toFixed(1)}`
   })
   console.log(`| [${edgeText(edges[b]!)}, ${edgeText(edges[b + 1]!)}) | ${band.length} | ${cells.join(' | ')} |`)
+}
+
+// Calibration: the first estimating policy's estimates when scoring opens, in deciles, against the rate each
+// decile's pages then show (their changes in the scoring window per day) and showed before (changes up to then).
+const estimating = names.find((name) => name.startsWith('recrawl-'))
+if (estimating !== undefined) {
+  const policy = createPolicy(estimating, universe, options, [workload, importance])
+  let snapshot: Float64Array | null = null
+  const onTick = policy.onTick?.bind(policy)
+  policy.onTick = (nowDays, ctx) => {
+    onTick?.(nowDays, ctx)
+    if (snapshot === null && nowDays >= universe.warmupDays) snapshot = Float64Array.from(policy.estimates!())
+  }
+  runPolicy(universe, policy)
+  const estimates = snapshot ?? Float64Array.from(policy.estimates!())
+  const before = new Float64Array(universe.pageCount)
+  const after = new Float64Array(universe.pageCount)
+  for (let i = 0; i < universe.pageCount; i++)
+    for (let k = universe.changeOffsets[i]!; k < universe.changeOffsets[i + 1]!; k++) {
+      if (universe.changeDays[k]! < universe.warmupDays) before[i]! += 1 / universe.warmupDays
+      else after[i]! += 1 / windowDays
+    }
+  const order = Array.from({ length: universe.pageCount }, (_, i) => i).sort(
+    (a, b) => (estimates[a]! || 0) - (estimates[b]! || 0),
+  )
+  console.log(`\n${estimating}: its estimates on day ${universe.warmupDays.toFixed(0)}, by decile (changes per day)`)
+  console.log('| decile | mean estimate | mean rate before | mean rate after |')
+  console.log('|---:|---:|---:|---:|')
+  for (let d = 0; d < 10; d++) {
+    const part = order.slice(Math.floor((d * order.length) / 10), Math.floor(((d + 1) * order.length) / 10))
+    const mean = (values: ArrayLike<number>): string =>
+      (part.reduce((sum, i) => sum + (Number.isNaN(values[i]!) ? 0 : values[i]!), 0) / part.length).toFixed(3)
+    console.log(`| ${d + 1} | ${mean(estimates)} | ${mean(before)} | ${mean(after)} |`)
+  }
 }
