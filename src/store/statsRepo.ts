@@ -1,6 +1,5 @@
 import type { Queryable } from './transaction.ts'
 import type { CrawlSpacing } from '../core/settings.ts'
-import { SECONDS_PER_HOUR } from '../math/units.ts'
 
 /** The fleet-wide numbers behind the gauges, from one pass over the pages and their schedules, and one time-window count. */
 interface StatsSnapshotRow {
@@ -262,9 +261,12 @@ export interface CrawlActivityRow {
   changes: number
 }
 
-/** The start of the hour a timestamptz falls in, as SQL: whole UTC hours whatever the session's time zone. */
-export const utcHourStart = (t: string): string =>
-  `to_timestamp(floor(extract(epoch FROM ${t}) / ${SECONDS_PER_HOUR}) * ${SECONDS_PER_HOUR})`
+/**
+ * The start of the hour a timestamptz falls in, as SQL: whole UTC hours whatever the session's time zone (hours
+ * counted from the Unix epoch). `date_bin` is immutable, as Citus requires of a function in a distributed
+ * statement's RETURNING; `extract(epoch FROM …)` of a timestamptz is only stable.
+ */
+export const utcHourStart = (t: string): string => `date_bin('1 hour', ${t}, timestamptz '1970-01-01 00:00:00+00')`
 
 /**
  * Crawls (observations by crawl time) and detected changes per hour and reported HTTP status in

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { PAGE_FIELDS, type PageFieldName } from '../../src/core/pageFields.ts'
 import { loadMigrations, migrate } from '../../src/store/migrate.ts'
 import { readOptimizerChunk } from '../../src/store/optimizerRepo.ts'
+import { utcHourStart } from '../../src/store/statsRepo.ts'
 import { openDatabaseBefore, openTestDatabase } from '../helpers/testApp.ts'
 
 const STORE_DIR = new URL('../../src/store/', import.meta.url)
@@ -43,6 +44,25 @@ describe('a schema Citus can distribute', () => {
       )
       assert.deepEqual(keys, [])
     } finally {
+      await db.close()
+    }
+  })
+
+  it('buckets lease history by whole UTC hours with an immutable expression, in any session time zone', async () => {
+    // Citus refuses functions that are not immutable in a distributed statement's RETURNING, where the lease
+    // statements compute the hour; an index expression must be immutable too, so building one checks it here.
+    const db = await openTestDatabase(1)
+    const client = await db.pool.connect()
+    try {
+      await client.query(`SET TIME ZONE 'Asia/Kolkata'`)
+      await client.query(`CREATE TEMP TABLE hour_check (t timestamptz)`)
+      await client.query(`CREATE INDEX ON hour_check ((${utcHourStart('t')}))`)
+      const { rows } = await client.query<{ hour: Date }>(`SELECT ${utcHourStart('$1::timestamptz')} AS hour`, [
+        '2026-11-27T15:45:12.345Z',
+      ])
+      assert.equal(rows[0]!.hour.toISOString(), '2026-11-27T15:00:00.000Z')
+    } finally {
+      client.release()
       await db.close()
     }
   })
