@@ -1,7 +1,7 @@
 // Growth benchmark: how ingest, lease and optimise costs grow with the number of pages in Postgres.
 //
 //   node --import tsx bench/growth.ts [--sizes 10000,100000,1000000] [--ingest-seconds 6] [--lease-calls 100]
-//                                     [--optimize-runs 3] [--json]
+//                                     [--optimize-runs 3] [--ingest-clients 8] [--json]
 //
 // For each size: a fresh database (dropped afterwards) with that many pages, each with one baseline
 // crawl and an estimated change rate, due times spread over ±1 day; the service as a child process.
@@ -9,7 +9,7 @@
 // write back changed rates), median of `optimize-runs` runs: the first run re-times every page, the
 // later ones only pages whose rate moved (see domain/optimize.ts); `lease-calls` sequential
 // POST /v1/leases with limit 100 (p50/p99); ingest with 8 clients, batches of 500 (obs/s, p50/p99
-// batch latency).
+// batch latency); then the bytes on disk per page and per stored observation.
 // The in-memory optimiser alone up to 10^7 pages is bench/optimizer.ts.
 import pg from 'pg'
 import { Pool as HttpPool } from 'undici'
@@ -42,11 +42,16 @@ interface GrowthRow {
   optimizeMedianMs: number
   optimizeServerMs: number
   pagesRetimedFirst: number
+  /** Bytes on disk (tables, their indexes and TOAST) per page: pages, schedule, hosts and the host overview. */
+  bytesPerPage: number
+  /** Bytes on disk of the observations table and its indexes per stored observation. */
+  bytesPerObservation: number
+  observations: number
 }
 
 async function measureSize(
   pages: number,
-  options: { ingestSeconds: number; leaseCalls: number; optimizeRuns: number },
+  options: { ingestSeconds: number; ingestClients: number; leaseCalls: number; optimizeRuns: number },
   log: (l: string) => void,
 ): Promise<GrowthRow> {
   let db: BenchDatabase | null = null
@@ -115,8 +120,15 @@ async function measureSize(
 
     const source = new BatchSource(pages, hosts, Math.min(500, pages))
     await drive(4, 2, Number.MAX_SAFE_INTEGER, serviceSender(http, source)) // warm-up
-    const ingest = await drive(8, options.ingestSeconds, Number.MAX_SAFE_INTEGER, serviceSender(http, source))
+    const ingest = await drive(
+      options.ingestClients,
+      options.ingestSeconds,
+      Number.MAX_SAFE_INTEGER,
+      serviceSender(http, source),
+    )
     log(`${pages}: ingest ${fmt(ingest.observationsPerSecond, 0)} obs/s`)
+    const disk = await diskUse(pool)
+    log(`${pages}: ${fmt(disk.bytesPerPage, 0)} bytes per page, ${fmt(disk.bytesPerObservation, 0)} per observation`)
 
     return {
       pages,
@@ -131,9 +143,38 @@ async function measureSize(
       optimizeMedianMs: median(optimizeTimes.slice(1).length > 0 ? optimizeTimes.slice(1) : optimizeTimes),
       optimizeServerMs: median(serverTimes),
       pagesRetimedFirst,
+      ...disk,
     }
   } finally {
     await cleanup()
+  }
+}
+
+/**
+ * What the state takes on disk, tables with their indexes and TOAST, as it is after the run (updates leave space
+ * that later writes reuse; nothing is vacuumed full): per page, the per-page and per-host tables; per observation,
+ * the observations table.
+ */
+async function diskUse(
+  pool: pg.Pool,
+): Promise<{ bytesPerPage: number; bytesPerObservation: number; observations: number }> {
+  const { rows } = await pool.query<{
+    pageBytes: string
+    observationBytes: string
+    pages: string
+    observations: string
+  }>(
+    `SELECT pg_total_relation_size('pages') + pg_total_relation_size('page_schedule') + pg_total_relation_size('hosts')
+              + pg_total_relation_size('host_rollup') AS "pageBytes",
+            pg_total_relation_size('observations') AS "observationBytes",
+            (SELECT count(*) FROM pages) AS pages, (SELECT count(*) FROM observations) AS observations`,
+  )
+  const row = rows[0]!
+  const observations = Number(row.observations)
+  return {
+    bytesPerPage: Number(row.pageBytes) / Math.max(1, Number(row.pages)),
+    bytesPerObservation: Number(row.observationBytes) / Math.max(1, observations),
+    observations,
   }
 }
 
@@ -141,6 +182,7 @@ async function main(): Promise<void> {
   const sizes = argNumbers('--sizes', [10_000, 100_000, 1_000_000])
   const options = {
     ingestSeconds: argNumber('--ingest-seconds', 6),
+    ingestClients: argNumber('--ingest-clients', 8),
     leaseCalls: argNumber('--lease-calls', 100),
     optimizeRuns: argNumber('--optimize-runs', 3),
   }
@@ -154,13 +196,14 @@ async function main(): Promise<void> {
   }
   console.log(`\n${machine}\n`)
   console.log(
-    '| pages | ingest obs/s (8 clients) | ingest p50 / p99 ms | lease p50 / p99 ms (pages per lease) | optimise first run ms | optimise re-run ms (median) | seed s |',
+    `| pages | ingest obs/s (${options.ingestClients} clients) | ingest p50 / p99 ms | lease p50 / p99 ms (pages per lease) | optimise first run ms | optimise re-run ms (median) | seed s | bytes per page | bytes per observation (observations) |`,
   )
-  console.log('|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     console.log(
       `| ${r.pages} | ${fmt(r.ingestObservationsPerSecond, 0)} | ${fmt(r.ingestP50Ms)} / ${fmt(r.ingestP99Ms)} | ${fmt(r.leaseP50Ms)} / ${fmt(r.leaseP99Ms)} (${fmt(r.pagesPerLease, 0)}) | ` +
-        `${fmt(r.optimizeFirstMs, 0)} (${r.pagesRetimedFirst} re-timed) | ${fmt(r.optimizeMedianMs, 0)} | ${fmt(r.seedSeconds)} |`,
+        `${fmt(r.optimizeFirstMs, 0)} (${r.pagesRetimedFirst} re-timed) | ${fmt(r.optimizeMedianMs, 0)} | ${fmt(r.seedSeconds)} | ` +
+        `${fmt(r.bytesPerPage, 0)} | ${fmt(r.bytesPerObservation, 0)} (${r.observations}) |`,
     )
   }
 }
