@@ -710,20 +710,20 @@ export type SignalEffect =
   /** The page is not active (failing, gone, redirected): its retry or recheck time stands. */
   | 'notActive'
 
-/** What applySignal reads of a page. */
-type SignalInput = Pick<
-  PageState,
-  | 'status'
-  | 'host'
-  | 'importance'
-  | 'minCrawlsPerDay'
-  | 'maxCrawlsPerDay'
-  | 'intervalStartAtMs'
-  | 'lastCrawledAtMs'
-  | 'changesPerDay'
-  | 'crawlsPerDay'
-  | 'nextCrawlAtMs'
->
+/** What applySignal reads of a page: all a signal's transaction reads of the pages it signals. */
+export const SIGNAL_INPUT_FIELDS = [
+  'status',
+  'host',
+  'importance',
+  'minCrawlsPerDay',
+  'maxCrawlsPerDay',
+  'intervalStartAtMs',
+  'lastCrawledAtMs',
+  'changesPerDay',
+  'crawlsPerDay',
+  'nextCrawlAtMs',
+] as const satisfies readonly StateFieldName[]
+type SignalInput = Pick<PageState, (typeof SIGNAL_INPUT_FIELDS)[number]>
 
 /**
  * The chance that a page has changed by its next scheduled crawl without a trusted signal saying so, as its own

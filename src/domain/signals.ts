@@ -20,7 +20,7 @@ import {
   type Trust,
   type TrustCounts,
 } from '../core/signals.ts'
-import { applySignal, stepContext, type SignalEffect } from '../core/pageStep.ts'
+import { applySignal, SIGNAL_INPUT_FIELDS, stepContext, type SignalEffect } from '../core/pageStep.ts'
 import { InvalidInputError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../core/errors.ts'
 import { createHash } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
@@ -28,7 +28,7 @@ import { parseSitemap, SITEMAP_MAX_BYTES } from '../core/sitemaps.ts'
 import { isoTimestampOrNull, readTimestamp } from '../core/timestamps.ts'
 import { canonicalUrl } from '../core/url.ts'
 import type { RejectedItem } from '../core/crawlReports.ts'
-import { insertMissingPages, lockPagesByUrl, writeSchedules } from '../store/pagesRepo.ts'
+import { insertMissingPages, lockPageFieldsByUrl, writeSchedules } from '../store/pagesRepo.ts'
 import { holdSettings, loadSettingsVersion, readOptimizerState } from '../store/settingsRepo.ts'
 import {
   addPendingSignals,
@@ -52,7 +52,6 @@ import {
   type TrustIncrement,
 } from '../store/signalsRepo.ts'
 import { withTransaction, type Queryable } from '../store/transaction.ts'
-import { pageStateOf } from './pageRows.ts'
 import { assertUrlRulesUnchanged } from './urlRules.ts'
 import type { DomainDeps } from './deps.ts'
 
@@ -120,6 +119,20 @@ const emptyReceipt = (): SignalReceipt => ({
   rejected: [],
 })
 
+/** What one transaction of applySignals counted; added to the receipt once it has committed. */
+type SignalTally = Pick<SignalReceipt, 'accepted' | 'duplicates' | 'unknownPages' | 'discovered' | 'pulled' | 'stale'>
+
+/** The signals by URL, in the order their URLs first appear. */
+function groupByUrl(checked: readonly CheckedSignal[]): Map<string, CheckedSignal[]> {
+  const byUrl = new Map<string, CheckedSignal[]>()
+  for (const signal of checked) {
+    const list = byUrl.get(signal.url)
+    if (list) list.push(signal)
+    else byUrl.set(signal.url, [signal])
+  }
+  return byUrl
+}
+
 /** The transaction of ingestSignals, for signals checked under the settings `read` (their URLs canonical). */
 async function applySignals(
   deps: DomainDeps,
@@ -129,37 +142,110 @@ async function applySignals(
   receipt: SignalReceipt,
   options: { buildTimeDocuments?: ReadonlyMap<string, number> } = {},
 ): Promise<SignalReceipt> {
-  const urlRules = read.settings.urls
-  const byUrl = new Map<string, CheckedSignal[]>()
-  for (const signal of checked) {
-    const list = byUrl.get(signal.url)
-    if (list) list.push(signal)
-    else byUrl.set(signal.url, [signal])
-  }
+  await applySignalGroups(deps, read, nowMs, groupByUrl(checked), receipt, options)
+  receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
+  return receipt
+}
 
-  await withTransaction(deps.pool, async (client) => {
+/** Signals per transaction of a sitemap document, and how many of its transactions run at once. */
+const SITEMAP_SIGNALS_PER_TRANSACTION = 10_000
+const SITEMAP_TRANSACTIONS_AT_ONCE = 2
+
+/**
+ * A sitemap's signals in transactions of about SITEMAP_SIGNALS_PER_TRANSACTION (all signals of a URL in one), two at
+ * a time: one prepares its pages' signals while the database stores the other's, and none holds tens of thousands
+ * of page locks for the whole document. Each part is idempotent, so a document that failed halfway is finished by
+ * posting it again (docs/api.md). The parts lock disjoint pages, so they never wait for each other's pages. After the
+ * first failure no further part starts; the error is thrown once the parts under way have ended.
+ */
+async function applySignalsInParts(
+  deps: DomainDeps,
+  read: Awaited<ReturnType<typeof loadSettingsVersion>>,
+  nowMs: number,
+  checked: readonly CheckedSignal[],
+  receipt: SignalReceipt,
+  options: { buildTimeDocuments: ReadonlyMap<string, number> },
+): Promise<SignalReceipt> {
+  const parts: Map<string, CheckedSignal[]>[] = [new Map()]
+  let size = 0
+  for (const [url, signals] of groupByUrl(checked)) {
+    if (size >= SITEMAP_SIGNALS_PER_TRANSACTION) {
+      parts.push(new Map())
+      size = 0
+    }
+    parts[parts.length - 1]!.set(url, signals)
+    size += signals.length
+  }
+  let next = 0
+  let failed = false
+  const runParts = async () => {
+    while (!failed && next < parts.length) {
+      const index = next++
+      try {
+        // The document's build-time count goes with its first part.
+        await applySignalGroups(deps, read, nowMs, parts[index]!, receipt, index === 0 ? options : {})
+      } catch (err) {
+        failed = true
+        throw err
+      }
+    }
+  }
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: Math.min(SITEMAP_TRANSACTIONS_AT_ONCE, parts.length) }, runParts),
+  )
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason
+  receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
+  return receipt
+}
+
+/**
+ * One transaction over the signals of these URLs; its counts are added to `receipt` after COMMIT (a rerun after a
+ * deadlock counts afresh).
+ */
+async function applySignalGroups(
+  deps: DomainDeps,
+  read: Awaited<ReturnType<typeof loadSettingsVersion>>,
+  nowMs: number,
+  byUrl: ReadonlyMap<string, CheckedSignal[]>,
+  receipt: SignalReceipt,
+  options: { buildTimeDocuments?: ReadonlyMap<string, number> },
+): Promise<void> {
+  const urlRules = read.settings.urls
+  const tally = await withTransaction(deps.pool, async (client) => {
+    const receipt: SignalTally = { accepted: 0, duplicates: 0, unknownPages: 0, discovered: 0, pulled: 0, stale: 0 }
     const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
-    const all = [...byUrl.values()].flat()
-    const configs = await readSignalSourceConfigs(client, [...new Set(all.map((s) => s.source))])
-    const discoverable = [...byUrl.values()].flatMap((signals) => {
-      const importances = signals.flatMap((s) => {
-        const config = configs.get(s.source)
-        return config?.discover ? [config.discoverImportance] : []
-      })
-      return importances.length === 0
-        ? []
-        : [{ url: signals[0]!.url, host: signals[0]!.host, importance: Math.max(...importances) }]
-    })
+    const sources = new Set<string>()
+    for (const signals of byUrl.values()) for (const signal of signals) sources.add(signal.source)
+    const configs = await readSignalSourceConfigs(client, [...sources])
+    const discovering = [...configs.values()].some((config) => config.discover)
+    const discoverable = !discovering
+      ? []
+      : [...byUrl.values()].flatMap((signals) => {
+          const importances = signals.flatMap((s) => {
+            const config = configs.get(s.source)
+            return config?.discover ? [config.discoverImportance] : []
+          })
+          return importances.length === 0
+            ? []
+            : [{ url: signals[0]!.url, host: signals[0]!.host, importance: Math.max(...importances) }]
+        })
     const counts = { discovered: await insertMissingPages(client, discoverable, nowMs) }
-    const rows = await lockPagesByUrl(client, [...byUrl.keys()])
+    const rows = await lockPageFieldsByUrl(client, [...byUrl.keys()], SIGNAL_INPUT_FIELDS)
     const rowByUrl = new Map(rows.map((r) => [r.url, r]))
     for (const [url, signals] of byUrl) if (!rowByUrl.has(url)) receipt.unknownPages += signals.length
 
-    const keys = rows.flatMap((row) => byUrl.get(row.url)!.map((s) => ({ pageId: row.id, ...s })))
+    const keys: { pageId: string; source: string; signalledAtMs: number }[] = []
+    const pairs = new Map<string, { source: string; host: string }>()
+    for (const row of rows)
+      for (const signal of byUrl.get(row.url)!) {
+        keys.push({ pageId: row.id, source: signal.source, signalledAtMs: signal.signalledAtMs })
+        const pair = trustPairKey(signal.source, row.host)
+        if (!pairs.has(pair)) pairs.set(pair, { source: signal.source, host: row.host })
+      }
     const stored = await storedSignals(client, keys)
-    const trust = await readTrustCounts(client, uniquePairs(keys.map((k) => ({ source: k.source, host: k.host }))))
+    const trust = await readTrustCounts(client, [...pairs.values()])
     const trustCache = new Map<string, Trust>()
     const trustFor = (source: string, host: string): Trust => {
       const key = trustPairKey(source, host)
@@ -181,16 +267,21 @@ async function applySignals(
       nextCrawlAtMs: number | null
     }[] = []
     for (const row of rows) {
-      const page = pageStateOf(row)
-      const seen = new Set<string>()
+      const page = { ...row }
+      const signals = byUrl.get(row.url)!
+      // Most pages have one signal and nothing stored: no key to build then.
+      const seen = signals.length > 1 ? new Set<string>() : null
+      if (seen !== null) signals.sort((a, b) => a.signalledAtMs - b.signalledAtMs)
       let pulled = false
-      for (const signal of byUrl.get(row.url)!.sort((a, b) => a.signalledAtMs - b.signalledAtMs)) {
-        const key = signalKey(row.id, signal.source, signal.signalledAtMs)
-        if (seen.has(key) || stored.has(key)) {
-          receipt.duplicates++
-          continue
+      for (const signal of signals) {
+        if (seen !== null || stored.size > 0) {
+          const key = signalKey(row.id, signal.source, signal.signalledAtMs)
+          if (seen?.has(key) || stored.has(key)) {
+            receipt.duplicates++
+            continue
+          }
+          seen?.add(key)
         }
-        seen.add(key)
         const step = applySignal(
           page,
           { signalledAtMs: signal.signalledAtMs, pageLeased: row.leaseId !== null },
@@ -225,14 +316,15 @@ async function applySignals(
       incrementFor(increments, source, host).buildTimeDocuments += documents
     }
     const inserted = await insertSignals(client, inserts)
-    if (inserted.size !== inserts.length) throw new Error('a signal checked as new is stored already')
+    if (inserted !== inserts.length) throw new Error('a signal checked as new is stored already')
     await addPendingSignals(client, pending)
     await addTrustIncrements(client, [...increments.values()])
     await writeSchedules(client, schedules, nowMs)
     receipt.discovered = counts.discovered
+    return receipt
   })
-  receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
-  return receipt
+  for (const key of ['accepted', 'duplicates', 'unknownPages', 'discovered', 'pulled', 'stale'] as const)
+    receipt[key] += tally[key]
 }
 
 function signalInsert(pageId: string, signal: CheckedSignal, effect: SignalEffect): SignalInsert {
@@ -244,11 +336,6 @@ function signalInsert(pageId: string, signal: CheckedSignal, effect: SignalEffec
     receivedAtMs: signal.receivedAtMs,
     effect,
   }
-}
-
-function uniquePairs(pairs: readonly { source: string; host: string }[]): { source: string; host: string }[] {
-  const map = new Map(pairs.map((p) => [trustPairKey(p.source, p.host), p]))
-  return [...map.values()]
 }
 
 function splitPairKey(key: string): [string, string] {
@@ -653,7 +740,7 @@ export async function ingestSitemapSignals(
       else checked.push(signal)
     }
   }
-  const signals = await applySignals(deps, read, nowMs, checked, receipt, {
+  const signals = await applySignalsInParts(deps, read, nowMs, checked, receipt, {
     buildTimeDocuments: parsed.lastmodIsBuildTime
       ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
       : new Map(),

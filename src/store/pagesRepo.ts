@@ -14,6 +14,7 @@ import type { Queryable } from './transaction.ts'
 import { likePrefix } from './likePatterns.ts'
 import { moveHostRollupRows } from './hostsRepo.ts'
 import { CURRENT_CHANGE_EPOCH } from './changeEpoch.ts'
+import { numberArrayLiteral, textArrayLiteral } from './arrayLiterals.ts'
 
 /** A page row: `p` is its pages row, `s` its page_schedule row (migrations/0015). */
 const PAGE_COLUMNS = selectList(fieldNamesWhere((f) => f.read))
@@ -64,7 +65,25 @@ export async function lockPagesByUrl(q: Queryable, urls: readonly string[]): Pro
   if (urls.length === 0) return []
   const { rows } = await q.query<PageRow>(
     `SELECT ${PAGE_COLUMNS} FROM ${PAGES} WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
-    [urls],
+    [textArrayLiteral(urls)],
+  )
+  return rows
+}
+
+/**
+ * Locks the pages with these URLs as lockPagesByUrl does, reading only their id, URL, lease and `fields`: a
+ * sitemap's tens of thousands of signalled pages need a handful of columns, not the whole row.
+ */
+export async function lockPageFieldsByUrl<K extends keyof PageRow & PageFieldName>(
+  q: Queryable,
+  urls: readonly string[],
+  fields: readonly K[],
+): Promise<Pick<PageRow, K | 'id' | 'url' | 'leaseId'>[]> {
+  if (urls.length === 0) return []
+  const columns = selectList([...new Set<PageFieldName>(['id', 'url', 'leaseId', ...fields])])
+  const { rows } = await q.query<Pick<PageRow, K | 'id' | 'url' | 'leaseId'>>(
+    `SELECT ${columns} FROM ${PAGES} WHERE p.url = ANY($1::text[]) ORDER BY p.id FOR UPDATE`,
+    [textArrayLiteral(urls)],
   )
   return rows
 }
@@ -271,21 +290,25 @@ export async function countPages(q: Queryable, filter: PageFilter): Promise<numb
 }
 
 /**
- * Deletes the pages over p that `where` takes (and by cascade their schedule and history), in one statement.
- * In the same transaction, when it deleted any, the page-deletion counter moves, so the optimiser's kept page set
- * is read again once the deletion is visible (optimizerPages.ts), and hosts that lost their last page leave the
- * host overview's list (migrations/0026). Returns how many pages it deleted.
+ * Deletes the pages over p that `where` takes (by cascade their schedule and history, then by statement their
+ * signals). In the same transaction, when it deleted any, the page-deletion counter moves, so the optimiser's kept
+ * page set is read again once the deletion is visible (optimizerPages.ts), and hosts that lost their last page
+ * leave the host overview's list (migrations/0026). Returns how many pages it deleted.
  */
 async function deletePagesOf(q: Queryable, where: string, values: unknown[]): Promise<number> {
-  const { rows } = await q.query<{ host: string; n: number }>(
-    `WITH d AS (DELETE FROM pages p WHERE ${where} RETURNING p.host) SELECT host, count(*)::int AS n FROM d GROUP BY host`,
+  const { rows } = await q.query<{ id: string; host: string }>(
+    `DELETE FROM pages p WHERE ${where} RETURNING p.id::text AS id, p.host`,
     values,
   )
-  const deleted = rows.reduce((sum, r) => sum + r.n, 0)
-  if (deleted === 0) return 0
+  if (rows.length === 0) return 0
+  // A statement of its own, after the pages' deletion: its snapshot sees the signals of a transaction that held one
+  // of these pages while the deletion waited for it (migrations/0029).
+  const ids = numberArrayLiteral(rows.map((r) => r.id))
+  await q.query('DELETE FROM pending_signals WHERE page_id = ANY($1::bigint[])', [ids])
+  await q.query('DELETE FROM signals WHERE page_id = ANY($1::bigint[])', [ids])
   await q.query('UPDATE page_deletion_count SET statements = statements + 1 WHERE id')
-  await moveHostRollupRows(q, { gained: [], lost: rows.map((r) => r.host) })
-  return deleted
+  await moveHostRollupRows(q, { gained: [], lost: [...new Set(rows.map((r) => r.host))] })
+  return rows.length
 }
 
 /** Deletes the pages the filter takes (and by cascade their history), in one statement. Returns how many. */

@@ -1,4 +1,5 @@
 import type { TrustCounts } from '../core/signals.ts'
+import { numberArrayLiteral, textArrayLiteral } from './arrayLiterals.ts'
 import { likePrefix } from './likePatterns.ts'
 import type { Queryable } from './transaction.ts'
 
@@ -43,32 +44,33 @@ export interface SignalInsert {
   effect: string
 }
 
-/** The key of one stored signal in the set insertSignals returns. */
+/** The key of one stored signal in the set storedSignals returns. */
 export const signalKey = (pageId: string, source: string, signalledAtMs: number) =>
   `${pageId}|${source}|${signalledAtMs}`
 
-/** Appends signals; one already stored (same page, source and signalled time) is left alone. Returns the new keys. */
-export async function insertSignals(q: Queryable, rows: readonly SignalInsert[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set()
-  const result = await q.query<{ pageId: string; source: string; ms: string }>(
+/**
+ * Appends signals; one already stored (same page, source and signalled time) is left alone. Returns how many were
+ * new.
+ */
+export async function insertSignals(q: Queryable, rows: readonly SignalInsert[]): Promise<number> {
+  if (rows.length === 0) return 0
+  const result = await q.query(
     `INSERT INTO signals AS s (page_id, source, signalled_at, changed_at, received_at, effect)
      SELECT u.page_id, u.source, to_timestamp(u.signalled_ms / 1000.0),
        to_timestamp(u.changed_ms / 1000.0), to_timestamp(u.received_ms / 1000.0), u.effect
      FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::float8[], $6::text[])
        AS u(page_id, source, signalled_ms, changed_ms, received_ms, effect)
-     ON CONFLICT (page_id, source, signalled_at) DO NOTHING
-     RETURNING s.page_id::text AS "pageId", s.source,
-       floor(extract(epoch FROM s.signalled_at) * 1000)::bigint::text AS ms`,
+     ON CONFLICT (page_id, source, signalled_at) DO NOTHING`,
     [
-      rows.map((r) => r.pageId),
-      rows.map((r) => r.source),
-      rows.map((r) => r.signalledAtMs),
-      rows.map((r) => r.changedAtMs),
-      rows.map((r) => r.receivedAtMs),
-      rows.map((r) => r.effect),
+      numberArrayLiteral(rows.map((r) => r.pageId)),
+      textArrayLiteral(rows.map((r) => r.source)),
+      numberArrayLiteral(rows.map((r) => r.signalledAtMs)),
+      numberArrayLiteral(rows.map((r) => r.changedAtMs)),
+      numberArrayLiteral(rows.map((r) => r.receivedAtMs)),
+      textArrayLiteral(rows.map((r) => r.effect)),
     ],
   )
-  return new Set(result.rows.map((r) => signalKey(r.pageId, r.source, Number(r.ms))))
+  return result.rowCount ?? 0
 }
 
 /** Which of these (page, source, signalled time) are stored already (signalKey). */
@@ -81,7 +83,11 @@ export async function storedSignals(
     `SELECT s.page_id::text AS "pageId", s.source, floor(extract(epoch FROM s.signalled_at) * 1000)::bigint::text AS ms
      FROM unnest($1::bigint[], $2::text[], $3::float8[]) AS u(page_id, source, ms)
      JOIN signals s ON s.page_id = u.page_id AND s.source = u.source AND s.signalled_at = to_timestamp(u.ms / 1000.0)`,
-    [keys.map((k) => k.pageId), keys.map((k) => k.source), keys.map((k) => k.signalledAtMs)],
+    [
+      numberArrayLiteral(keys.map((k) => k.pageId)),
+      textArrayLiteral(keys.map((k) => k.source)),
+      numberArrayLiteral(keys.map((k) => k.signalledAtMs)),
+    ],
   )
   return new Set(rows.map((r) => signalKey(r.pageId, r.source, Number(r.ms))))
 }
@@ -191,8 +197,13 @@ export async function addPendingSignals(
     `INSERT INTO pending_signals AS p (page_id, source, signalled_at)
      SELECT u.page_id, u.source, to_timestamp(u.ms / 1000.0)
      FROM unnest($1::bigint[], $2::text[], $3::float8[]) AS u(page_id, source, ms)
-     ON CONFLICT (page_id, source) DO UPDATE SET signalled_at = least(p.signalled_at, excluded.signalled_at)`,
-    [unique.map((r) => r.pageId), unique.map((r) => r.source), unique.map((r) => r.signalledAtMs)],
+     ON CONFLICT (page_id, source) DO UPDATE SET signalled_at = excluded.signalled_at
+       WHERE excluded.signalled_at < p.signalled_at`,
+    [
+      numberArrayLiteral(unique.map((r) => r.pageId)),
+      textArrayLiteral(unique.map((r) => r.source)),
+      numberArrayLiteral(unique.map((r) => r.signalledAtMs)),
+    ],
   )
 }
 

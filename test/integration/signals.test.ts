@@ -235,3 +235,76 @@ describe('POST /v1/signals', () => {
     assert.equal(long.statusCode, 400, long.body)
   })
 })
+
+describe('deleting pages removes their signals', () => {
+  const counts = async (t: TestApp) => {
+    const { rows } = await t.db.pool.query<{ signals: number; pending: number }>(
+      `SELECT (SELECT count(*)::int FROM signals) AS signals, (SELECT count(*)::int FROM pending_signals) AS pending`,
+    )
+    return rows[0]!
+  }
+
+  it('DELETE /v1/pages/{id} takes the page’s signals and pending signals with it, and leaves the others', async (ctx) => {
+    const t = await testAppFor(ctx)
+    const a = api(t)
+    const urls = ['https://e.example/1', 'https://e.example/2']
+    await a.putPages(urls.map((url) => ({ url })))
+    await a.observations(urls.map((url) => ({ url, crawledAt: iso(T0 - 2 * MS_PER_DAY) })))
+    const sig = await a.signals(
+      urls.flatMap((url) => [
+        { url, source: 'sitemap', changedAt: iso(T0 - 2 * MS_PER_HOUR) },
+        { url, source: 'ping', changedAt: iso(T0 - MS_PER_HOUR) },
+      ]),
+    )
+    assert.equal(sig.json().accepted, 4, sig.body)
+    assert.deepEqual(await counts(t), { signals: 4, pending: 4 })
+    const page = (await a.page(urls[0]!)).json()
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/pages/${page.id}` })).statusCode, 204)
+    assert.deepEqual(await counts(t), { signals: 2, pending: 2 })
+    const { rows } = await t.db.pool.query<{ url: string }>(
+      'SELECT DISTINCT p.url FROM signals s JOIN pages p ON p.id = s.page_id',
+    )
+    assert.deepEqual(
+      rows.map((r) => r.url),
+      [urls[1]],
+    )
+  })
+
+  it('a deletion that waits for a signal transaction holding the page removes what that transaction stored', async (ctx) => {
+    const t = await testAppFor(ctx)
+    if (t.db.label !== 'postgres') return ctx.skip('needs two connections (Postgres)')
+    const a = api(t)
+    const url = 'https://f.example/1'
+    await a.putPages([{ url }])
+    await a.observations([{ url, crawledAt: iso(T0 - 2 * MS_PER_DAY) }])
+    const page = (await a.page(url)).json()
+    // A signal transaction as src/domain/signals.ts runs one: the page locked, its signal stored, not yet committed.
+    const holder = await t.db.pool.connect()
+    try {
+      await holder.query('BEGIN')
+      await holder.query('SELECT id FROM pages WHERE id = $1::bigint FOR UPDATE', [page.id])
+      await holder.query(
+        `INSERT INTO signals (page_id, source, signalled_at, received_at, effect) VALUES ($1::bigint, 'ping', now(), now(), 'notWorth')`,
+        [page.id],
+      )
+      await holder.query(
+        `INSERT INTO pending_signals (page_id, source, signalled_at) VALUES ($1::bigint, 'ping', now())`,
+        [page.id],
+      )
+      const deletion = t.app.inject({ method: 'DELETE', url: `/v1/pages/${page.id}` })
+      // The deletion is waiting for the page's lock.
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await t.db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM pages%'`,
+        )
+        if (rows[0]!.n > 0) break
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      await holder.query('COMMIT')
+      assert.equal((await deletion).statusCode, 204)
+    } finally {
+      holder.release()
+    }
+    assert.deepEqual(await counts(t), { signals: 0, pending: 0 })
+  })
+})

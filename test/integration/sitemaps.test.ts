@@ -143,4 +143,36 @@ describe('POST /v1/sitemaps', () => {
     for (let i = 1; i < precision.length; i++) assert.ok(precision[i]! < precision[i - 1]!, precision.join(' '))
     assert.ok(precision.at(-1)! < 0.05, precision.join(' '))
   })
+
+  it('a document larger than one transaction gives the receipt of one, and one posted again after a part was stored is finished', async (ctx) => {
+    const t = await testAppFor(ctx)
+    // Discovery registers every entry, so the whole document is new pages (three parts of 10,000 signals or fewer).
+    await t.app.inject({ method: 'PUT', url: '/v1/signal-sources/sitemap', payload: { discover: true } })
+    const entries = Array.from({ length: 24_000 }, (_, k) => ({
+      loc: `https://big.example/p/${k}`,
+      lastmod: iso(T0 - MS_PER_DAY + k * 1000),
+    }))
+    // A repeated entry (same URL, same lastmod) is one signal and one duplicate, whichever part holds the URL.
+    entries.push({ ...entries[10_000]! })
+    const url = `url=${encodeURIComponent('https://big.example/sitemap.xml')}`
+    // As if an earlier post had failed after its first part: the first 7,000 entries stored already.
+    const first = await post(t, urlset(entries.slice(0, 7_000)), url)
+    assert.equal(first.statusCode, 200, first.body)
+    assert.equal(first.json().signals.accepted, 7_000)
+
+    const res = await post(t, urlset(entries), url)
+    assert.equal(res.statusCode, 200, res.body)
+    const receipt = res.json()
+    assert.equal(receipt.entries, 24_001)
+    assert.deepEqual(
+      [receipt.signals.accepted, receipt.signals.duplicates, receipt.signals.discovered, receipt.signals.unknownPages],
+      [17_000, 7_001, 17_000, 0],
+    )
+    assert.equal(await count(t, 'pages'), 24_000)
+    assert.equal(await count(t, 'signals'), 24_000)
+    // Never crawled: each page's signal waits for its first crawl to judge it.
+    assert.equal(await count(t, 'pending_signals'), 24_000)
+    const sources = (await t.app.inject({ method: 'GET', url: '/v1/signal-sources' })).json().sources
+    assert.equal(sources[0].signalsReceived, 24_000)
+  })
 })
