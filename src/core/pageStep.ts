@@ -16,6 +16,7 @@ import {
   allChangedEvidenceNats,
   emptyEstimatorState,
   priorChangesPerDay,
+  priorForHost,
   schedulingEstimate,
   schedulingHistory,
   stepEstimators,
@@ -31,6 +32,7 @@ import {
   NO_SIGNAL_COVER,
   periodicMarginalCrawlValue,
   signalPullNetWorth,
+  signalPullNetWorthUnderPrior,
   unsignalledChangesPerDay,
   type SignalCover,
   type SignalCovers,
@@ -801,6 +803,22 @@ export function signalPullNetWorthFor(
     informativeShare,
   )
   const lambda = ctx.settings.objective === 'harmonic' ? null : lambdaForHost(ctx.optimizer, page.host)
+  const cover = signalCoverFor(page, ctx)
+  const priors = ctx.optimizer.priors ?? null
+  if (page.changesPerDay === null && priors !== null && ctx.settings.schedule === 'periodic' && cover.share < 1) {
+    // No interval of its own yet: the worth averaged over the host's prior (the uncovered changes' rate is the
+    // prior's scaled by 1 − r, a gamma with its rate parameter divided by 1 − r).
+    const prior = priorForHost(priors, page.host)
+    return signalPullNetWorthUnderPrior({
+      importance: page.importance,
+      prior: { shape: prior.shape, rateDays: prior.rateDays / (1 - cover.share) },
+      crawlsPerDay,
+      daysUntilDue: Math.max(0, page.nextCrawlAtMs - ctx.nowMs) / MS_PER_DAY,
+      daysSinceSeen: Math.max(0, ctx.nowMs - seenAtMs) / MS_PER_DAY,
+      informativeShare,
+      marginalCrawlValue: lambda ?? periodicMarginalCrawlValue(page.importance, changesPerDay, crawlsPerDay),
+    })
+  }
   return signalPullNetWorth({
     importance: page.importance,
     changesPerDay,

@@ -126,6 +126,46 @@ export function signalPullNetWorth(page: {
 }
 
 /**
+ * ∫_a^b E[e^{−Δu}] du for Δ ~ Gamma(shape α, rate β per day), 0 ≤ a ≤ b: the expected days, between a and b days
+ * after a change, that a copy taken at the change would still be fresh. E[e^{−Δu}] = (β/(β + u))^α, so the integral
+ * is β·((β + a)/β)^{1−α}·(e^{(1−α)L} − 1)/(1 − α) with L = ln((β + b)/(β + a)), which is β·L at α = 1.
+ */
+export function gammaExpectedFreshDays(prior: { shape: number; rateDays: number }, a: number, b: number): number {
+  const alpha = prior.shape
+  const beta = prior.rateDays
+  if (!(b > a)) return 0
+  const c = 1 - alpha
+  const logRatio = Math.log1p((b - a) / (beta + a))
+  const growth = Math.abs(c * logRatio) < 1e-12 ? logRatio : Math.expm1(c * logRatio) / c
+  return beta * Math.exp(c * Math.log1p(a / beta)) * growth
+}
+
+/**
+ * signalPullNetWorth under the periodic schedule for a page with no estimate of its own (no closed interval yet),
+ * averaged over its host's prior Gamma(α, β) instead of taken at the prior's mean (docs/math.md 5.3). Every term
+ * is linear in e^{−Δt}: μ·[ρ·∫_0^{1/ρ} E e^{−Δt} dt · d − (1 − κ)·∫_s^{s+d} E e^{−Δu} du] − λρd, with s the days
+ * since the page was last seen and κ the share of the source's signals that report real changes. A young host's
+ * prior is wide (shape well below 1): its mean is set by its fastest pages, and at the mean a pull looks worth a
+ * fraction of what it is worth on average over the pages the prior describes.
+ */
+export function signalPullNetWorthUnderPrior(page: {
+  importance: number
+  prior: { shape: number; rateDays: number }
+  crawlsPerDay: number
+  daysUntilDue: number
+  daysSinceSeen: number
+  informativeShare: number
+  marginalCrawlValue: number
+}): number {
+  const { importance: mu, crawlsPerDay: rho, prior, marginalCrawlValue: lambda } = page
+  const d = Math.max(0, page.daysUntilDue)
+  const s = Math.max(0, page.daysSinceSeen)
+  const kappa = Math.min(1, Math.max(0, page.informativeShare))
+  const freshness = rho * gammaExpectedFreshDays(prior, 0, 1 / rho)
+  return mu * (freshness * d - (1 - kappa) * gammaExpectedFreshDays(prior, s, s + d)) - lambda * rho * d
+}
+
+/**
  * The page's own marginal value of a crawl under the periodic schedule, μ f′(ρ) = (μ/Δ)·(1 − (1 + x)e^{−x}) with
  * x = Δ/ρ (docs/math.md 3.3), in importance × days: what the pull rule compares with when no multiplier binds.
  */

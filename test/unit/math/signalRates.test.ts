@@ -8,15 +8,18 @@ import assert from 'node:assert/strict'
 import {
   changedProbabilityGivenSignal,
   coversPage,
+  gammaExpectedFreshDays,
   NO_SIGNAL_COVER,
   periodicMarginalCrawlValue,
   signalCrawlsPerDay,
   signalPullNetWorth,
+  signalPullNetWorthUnderPrior,
   solveRatesWithSignals,
   unsignalledChangesPerDay,
 } from '../../../src/math/signalRates.ts'
 import { solveRates, type RateProblem } from '../../../src/math/optimizer/index.ts'
 import { createRandom } from '../../../src/math/random.ts'
+import { logGamma } from '../../../src/math/estimators/prior.ts'
 
 const problem = (changesPerDay: number[], budgetCrawlsPerDay: number, min = 0): RateProblem => ({
   changesPerDay: Float64Array.from(changesPerDay),
@@ -185,5 +188,103 @@ describe('a signal in the schedule (docs/math.md 5.3)', () => {
       spacing: 'poisson',
     })
     assert.ok(Math.abs(worth - ((2 * 0.6) / 2 - 0.1)) < 1e-15)
+  })
+})
+
+/**
+ * E[g(Δ)] for Δ ~ Gamma(α, β), by the midpoint rule in y = ln Δ, where the density times Δ is smooth even for α < 1
+ * (from 10^−80/β: for shape 0.18 the mass below 10^−14/β is still 0.3 %):
+ * an independent computation to hold the closed forms against.
+ */
+function gammaExpectation(prior: { shape: number; rateDays: number }, g: (delta: number) => number): number {
+  const { shape: a, rateDays: b } = prior
+  const [lo, hi, steps] = [Math.log(1e-80 / b), Math.log(60 / b), 200_000]
+  const h = (hi - lo) / steps
+  let sum = 0
+  for (let k = 0; k < steps; k++) {
+    const y = lo + (k + 0.5) * h
+    const delta = Math.exp(y)
+    sum += g(delta) * Math.exp(a * Math.log(b * delta) - b * delta - logGamma(a))
+  }
+  return sum * h
+}
+
+describe('a pull for a page with no estimate of its own, over its host’s prior (docs/math.md 5.3)', () => {
+  const priors = [
+    { shape: 0.18, rateDays: 0.18 / 25 },
+    { shape: 1, rateDays: 2 },
+    { shape: 2.5, rateDays: 4 },
+  ]
+
+  test('the expected fresh days between a and b after a change: the closed form against the integral over the prior', () => {
+    for (const prior of priors)
+      for (const [a, b] of [
+        [0, 1],
+        [0.3, 2.5],
+        [5, 5.01],
+        [0, 40],
+      ] as const) {
+        const closed = gammaExpectedFreshDays(prior, a, b)
+        // ∫_a^b e^{−Δu} du = (e^{−Δa} − e^{−Δb})/Δ for each rate, then averaged over the prior.
+        const averaged = gammaExpectation(
+          prior,
+          (delta) => (Math.exp(-delta * a) * -Math.expm1(-delta * (b - a))) / delta,
+        )
+        assert.ok(
+          Math.abs(closed - averaged) < 1e-6 * Math.max(1, averaged),
+          `${JSON.stringify(prior)} [${a}, ${b}]: ${closed} vs ${averaged}`,
+        )
+        assert.ok(closed > 0 && closed <= b - a + 1e-12)
+      }
+    // Shape 1 ± ε is continuous with the logarithmic form at 1.
+    const at1 = gammaExpectedFreshDays({ shape: 1, rateDays: 2 }, 0.5, 3)
+    assert.ok(Math.abs(at1 - 2 * Math.log(5 / 2.5)) < 1e-12)
+    assert.ok(Math.abs(gammaExpectedFreshDays({ shape: 1 + 1e-9, rateDays: 2 }, 0.5, 3) - at1) < 1e-8)
+    assert.equal(gammaExpectedFreshDays(priors[0]!, 2, 2), 0)
+  })
+
+  test('the worth under the prior is the pointwise worth averaged over the prior’s rates', () => {
+    for (const prior of priors)
+      for (const [rho, d, s, kappa, lambda] of [
+        [1, 0.6, 0.4, 0.7, 0.2],
+        [0.1, 8, 2, 0.3, 0.05],
+        [3, 0.2, 0.1, 0.95, 0.4],
+      ] as const) {
+        const closed = signalPullNetWorthUnderPrior({
+          importance: 2,
+          prior,
+          crawlsPerDay: rho,
+          daysUntilDue: d,
+          daysSinceSeen: s,
+          informativeShare: kappa,
+          marginalCrawlValue: lambda,
+        })
+        const averaged = gammaExpectation(prior, (delta) =>
+          signalPullNetWorth({
+            importance: 2,
+            changesPerDay: delta,
+            crawlsPerDay: rho,
+            daysUntilDue: d,
+            changedProbability: changedProbabilityGivenSignal(delta, s, kappa),
+            marginalCrawlValue: lambda,
+            spacing: 'periodic',
+          }),
+        )
+        assert.ok(Math.abs(closed - averaged) < 1e-6, `${JSON.stringify(prior)} ρ ${rho}: ${closed} vs ${averaged}`)
+      }
+  })
+
+  test('a wide young prior values a pull above its mean’s value, as the pages it describes do on average', () => {
+    const prior = priors[0]!
+    const mean = prior.shape / prior.rateDays
+    const page = { importance: 1, crawlsPerDay: 1, daysUntilDue: 0.6, informativeShare: 0.9, marginalCrawlValue: 0.1 }
+    const atMean = signalPullNetWorth({
+      ...page,
+      changesPerDay: mean,
+      changedProbability: changedProbabilityGivenSignal(mean, 0.4, 0.9),
+      spacing: 'periodic',
+    })
+    const underPrior = signalPullNetWorthUnderPrior({ ...page, prior, daysSinceSeen: 0.4 })
+    assert.ok(atMean < 0 && underPrior > 0, `at the mean ${atMean}, over the prior ${underPrior}`)
   })
 })
