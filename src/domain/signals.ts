@@ -133,43 +133,32 @@ function groupByUrl(checked: readonly CheckedSignal[]): Map<string, CheckedSigna
   return byUrl
 }
 
-/** The transaction of ingestSignals, for signals checked under the settings `read` (their URLs canonical). */
+/** Signals per transaction of a sitemap document, and how many of its transactions run at once. */
+const SITEMAP_SIGNALS_PER_TRANSACTION = 10_000
+const SITEMAP_TRANSACTIONS_AT_ONCE = 2
+
+/**
+ * The transactions of ingestSignals and of a sitemap's signals, for signals checked under the settings `read` (their
+ * URLs canonical): one transaction, or for a sitemap transactions of about `signalsPerTransaction` signals (all of
+ * a URL's in one), two at a time: one prepares its pages' signals while the database stores the other's, and none
+ * holds tens of thousands of page locks for the whole document. Each part is idempotent, so a document that failed
+ * halfway is finished by posting it again (docs/api.md). The parts lock disjoint pages, so they never wait for each
+ * other's pages. After the first failure no further part starts; the error is thrown once the parts under way have
+ * ended.
+ */
 async function applySignals(
   deps: DomainDeps,
   read: Awaited<ReturnType<typeof loadSettingsVersion>>,
   nowMs: number,
   checked: readonly CheckedSignal[],
   receipt: SignalReceipt,
-  options: { buildTimeDocuments?: ReadonlyMap<string, number> } = {},
+  options: { buildTimeDocuments?: ReadonlyMap<string, number>; signalsPerTransaction?: number } = {},
 ): Promise<SignalReceipt> {
-  await applySignalGroups(deps, read, nowMs, groupByUrl(checked), receipt, options)
-  receipt.rejected.sort((a: RejectedItem, b: RejectedItem) => a.index - b.index)
-  return receipt
-}
-
-/** Signals per transaction of a sitemap document, and how many of its transactions run at once. */
-const SITEMAP_SIGNALS_PER_TRANSACTION = 10_000
-const SITEMAP_TRANSACTIONS_AT_ONCE = 2
-
-/**
- * A sitemap's signals in transactions of about SITEMAP_SIGNALS_PER_TRANSACTION (all signals of a URL in one), two at
- * a time: one prepares its pages' signals while the database stores the other's, and none holds tens of thousands
- * of page locks for the whole document. Each part is idempotent, so a document that failed halfway is finished by
- * posting it again (docs/api.md). The parts lock disjoint pages, so they never wait for each other's pages. After the
- * first failure no further part starts; the error is thrown once the parts under way have ended.
- */
-async function applySignalsInParts(
-  deps: DomainDeps,
-  read: Awaited<ReturnType<typeof loadSettingsVersion>>,
-  nowMs: number,
-  checked: readonly CheckedSignal[],
-  receipt: SignalReceipt,
-  options: { buildTimeDocuments: ReadonlyMap<string, number> },
-): Promise<SignalReceipt> {
+  const perTransaction = options.signalsPerTransaction ?? Number.POSITIVE_INFINITY
   const parts: Map<string, CheckedSignal[]>[] = [new Map()]
   let size = 0
   for (const [url, signals] of groupByUrl(checked)) {
-    if (size >= SITEMAP_SIGNALS_PER_TRANSACTION) {
+    if (size >= perTransaction) {
       parts.push(new Map())
       size = 0
     }
@@ -182,8 +171,9 @@ async function applySignalsInParts(
     while (!failed && next < parts.length) {
       const index = next++
       try {
-        // The document's build-time count goes with its first part.
-        await applySignalGroups(deps, read, nowMs, parts[index]!, receipt, index === 0 ? options : {})
+        // A document's build-time count goes with its first part.
+        const buildTimeDocuments = index === 0 ? options.buildTimeDocuments : undefined
+        await applySignalGroups(deps, read, nowMs, parts[index]!, receipt, buildTimeDocuments)
       } catch (err) {
         failed = true
         throw err
@@ -208,11 +198,11 @@ async function applySignalGroups(
   nowMs: number,
   byUrl: ReadonlyMap<string, CheckedSignal[]>,
   receipt: SignalReceipt,
-  options: { buildTimeDocuments?: ReadonlyMap<string, number> },
+  buildTimeDocuments: ReadonlyMap<string, number> | undefined,
 ): Promise<void> {
   const urlRules = read.settings.urls
-  const tally = await withTransaction(deps.pool, async (client) => {
-    const receipt: SignalTally = { accepted: 0, duplicates: 0, unknownPages: 0, discovered: 0, pulled: 0, stale: 0 }
+  const counted = await withTransaction(deps.pool, async (client) => {
+    const tally: SignalTally = { accepted: 0, duplicates: 0, unknownPages: 0, discovered: 0, pulled: 0, stale: 0 }
     const settings = await holdSettings(client, read)
     assertUrlRulesUnchanged(urlRules, settings.urls)
     const ctx = stepContext(settings, await readOptimizerState(client), nowMs, deps.random)
@@ -234,7 +224,7 @@ async function applySignalGroups(
     const counts = { discovered: await insertMissingPages(client, discoverable, nowMs) }
     const rows = await lockPageFieldsByUrl(client, [...byUrl.keys()], SIGNAL_INPUT_FIELDS)
     const rowByUrl = new Map(rows.map((r) => [r.url, r]))
-    for (const [url, signals] of byUrl) if (!rowByUrl.has(url)) receipt.unknownPages += signals.length
+    for (const [url, signals] of byUrl) if (!rowByUrl.has(url)) tally.unknownPages += signals.length
 
     const keys: { pageId: string; source: string; signalledAtMs: number }[] = []
     const pairs = new Map<string, { source: string; host: string }>()
@@ -277,7 +267,7 @@ async function applySignalGroups(
         if (seen !== null || stored.size > 0) {
           const key = signalKey(row.id, signal.source, signal.signalledAtMs)
           if (seen?.has(key) || stored.has(key)) {
-            receipt.duplicates++
+            tally.duplicates++
             continue
           }
           seen?.add(key)
@@ -288,15 +278,15 @@ async function applySignalGroups(
           signalInformativeShare(trustFor(signal.source, row.host)),
           ctx,
         )
-        receipt.accepted++
+        tally.accepted++
         const inc = incrementFor(increments, signal.source, row.host)
         inc.signalsReceived++
         if (step.effect === 'stale') {
-          receipt.stale++
+          tally.stale++
           inc.signalsStale++
         } else pending.push({ pageId: row.id, source: signal.source, signalledAtMs: signal.signalledAtMs })
         if (step.effect === 'pulled') {
-          receipt.pulled++
+          tally.pulled++
           inc.signalsPulled++
           page.nextCrawlAtMs = step.nextCrawlAtMs
           pulled = true
@@ -311,7 +301,7 @@ async function applySignalGroups(
           nextCrawlAtMs: page.nextCrawlAtMs,
         })
     }
-    for (const [key, documents] of options.buildTimeDocuments ?? []) {
+    for (const [key, documents] of buildTimeDocuments ?? []) {
       const [source, host] = splitPairKey(key)
       incrementFor(increments, source, host).buildTimeDocuments += documents
     }
@@ -320,11 +310,11 @@ async function applySignalGroups(
     await addPendingSignals(client, pending)
     await addTrustIncrements(client, [...increments.values()])
     await writeSchedules(client, schedules, nowMs)
-    receipt.discovered = counts.discovered
-    return receipt
+    tally.discovered = counts.discovered
+    return tally
   })
   for (const key of ['accepted', 'duplicates', 'unknownPages', 'discovered', 'pulled', 'stale'] as const)
-    receipt[key] += tally[key]
+    receipt[key] += counted[key]
 }
 
 function signalInsert(pageId: string, signal: CheckedSignal, effect: SignalEffect): SignalInsert {
@@ -740,7 +730,8 @@ export async function ingestSitemapSignals(
       else checked.push(signal)
     }
   }
-  const signals = await applySignalsInParts(deps, read, nowMs, checked, receipt, {
+  const signals = await applySignals(deps, read, nowMs, checked, receipt, {
+    signalsPerTransaction: SITEMAP_SIGNALS_PER_TRANSACTION,
     buildTimeDocuments: parsed.lastmodIsBuildTime
       ? new Map([[trustPairKey(request.source, sitemap.host), 1]])
       : new Map(),
